@@ -1,0 +1,65 @@
+"""kafkawire: the Apache Kafka wire protocol at compiled speed, with records as numpy/Arrow columns.
+
+The codec (``decode_records``, ``encode_records``, varints, CRCs) runs in a compiled Cython core when it
+is built, else in a pure-Python reference with identical results; ``kafkawire.compiled`` says which.
+"""
+
+from __future__ import annotations
+
+from . import _impl
+from .columns import BinaryColumn, Record, RecordColumns
+from .errors import (
+    CorruptRecordError,
+    CrcMismatchError,
+    DecompressionError,
+    KafkaWireError,
+    ProtocolError,
+    RecordTooLargeError,
+    UnsupportedCodecError,
+    UnsupportedMagicError,
+)
+from .records import CODECS, codec_id, decode_records, encode_records
+
+__version__ = "0.1.0"
+
+#: True when the compiled core (``kafkawire._codec``) is active, False for the pure-Python reference.
+compiled: bool = _impl.compiled
+#: The active implementation module.
+implementation = _impl.impl
+
+crc32 = _impl.impl.crc32
+crc32c = _impl.impl.crc32c
+encode_varint = _impl.impl.encode_varint
+decode_varint = _impl.impl.decode_varint
+encode_varlong = _impl.impl.encode_varlong
+decode_varlong = _impl.impl.decode_varlong
+encode_unsigned_varint = _impl.impl.encode_unsigned_varint
+decode_unsigned_varint = _impl.impl.decode_unsigned_varint
+
+__all__ = [
+    "BinaryColumn",
+    "CODECS",
+    "CorruptRecordError",
+    "CrcMismatchError",
+    "DecompressionError",
+    "KafkaWireError",
+    "ProtocolError",
+    "Record",
+    "RecordColumns",
+    "RecordTooLargeError",
+    "UnsupportedCodecError",
+    "UnsupportedMagicError",
+    "codec_id",
+    "compiled",
+    "crc32",
+    "crc32c",
+    "decode_records",
+    "decode_unsigned_varint",
+    "decode_varint",
+    "decode_varlong",
+    "encode_records",
+    "encode_unsigned_varint",
+    "encode_varint",
+    "encode_varlong",
+    "implementation",
+]

@@ -1,0 +1,372 @@
+"""Columnar containers for decoded records: numpy buffers laid out the way Arrow lays them out.
+
+A :class:`BinaryColumn` is Arrow's ``binary`` layout (int32 offsets, one data buffer, a validity mask),
+so ``to_arrow()`` wraps the numpy buffers without copying the data. :class:`RecordColumns` holds one
+element per record in each column and is what :func:`kafkawire.decode_records` returns; both the compiled
+core and the pure-Python reference build it from the same arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["BinaryColumn", "Record", "RecordColumns", "as_binary_column"]
+
+_EMPTY_I32 = np.zeros(1, dtype=np.int32)
+
+
+class BinaryColumn:
+    """A column of nullable byte strings in Arrow's binary layout.
+
+    ``offsets`` is int32 with ``len + 1`` elements (element *i* spans ``data[offsets[i]:offsets[i+1]]``),
+    ``data`` is a uint8 buffer, ``valid`` is a bool array (False = null) or None when nothing is null.
+    A null element has an empty span, so null and empty (b"") stay distinct only through ``valid``.
+    """
+
+    __slots__ = ("offsets", "data", "valid")
+
+    def __init__(self, offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None = None) -> None:
+        self.offsets = offsets
+        self.data = data
+        self.valid = valid
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def is_null(self, i: int) -> bool:
+        """True if element *i* is null."""
+        return self.valid is not None and not self.valid[i]
+
+    def __getitem__(self, i: int) -> bytes | None:
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        if self.valid is not None and not self.valid[i]:
+            return None
+        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
+
+    def __iter__(self) -> Iterator[bytes | None]:
+        return iter(self.to_pylist())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BinaryColumn):
+            return NotImplemented
+        return self.to_pylist() == other.to_pylist()
+
+    def __repr__(self) -> str:
+        return f"BinaryColumn(len={len(self)}, bytes={self.nbytes})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of element data (excluding offsets and validity)."""
+        return int(self.offsets[-1] - self.offsets[0]) if len(self.offsets) else 0
+
+    @property
+    def null_count(self) -> int:
+        return 0 if self.valid is None else int(len(self) - np.count_nonzero(self.valid))
+
+    def to_pylist(self) -> list[bytes | None]:
+        """Every element as ``bytes`` or ``None`` (builds one Python object per element)."""
+        raw = self.data.tobytes() if len(self.data) else b""
+        offs = self.offsets.tolist()
+        out: list[bytes | None] = [raw[offs[i] : offs[i + 1]] for i in range(len(offs) - 1)]
+        if self.valid is not None:
+            for i in np.flatnonzero(~self.valid).tolist():
+                out[i] = None
+        return out
+
+    def to_arrow(self, type: Any = None) -> Any:
+        """A ``pyarrow.BinaryArray`` (or ``type``, e.g. ``pa.string()``) sharing the offsets and data buffers."""
+        import pyarrow as pa
+
+        n = len(self)
+        validity = None
+        null_count = 0
+        if self.valid is not None:
+            null_count = self.null_count
+            if null_count:
+                validity = pa.py_buffer(np.packbits(self.valid, bitorder="little"))
+        offsets = np.ascontiguousarray(self.offsets, dtype=np.int32)
+        data = np.ascontiguousarray(self.data, dtype=np.uint8)
+        return pa.Array.from_buffers(
+            type or pa.binary(),
+            n,
+            [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+            null_count=null_count,
+        )
+
+    @classmethod
+    def from_pylist(cls, items: Sequence[bytes | bytearray | memoryview | str | None]) -> BinaryColumn:
+        """Build a column from Python byte strings (``str`` is UTF-8 encoded; ``None`` is null)."""
+        n = len(items)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        valid = np.ones(n, dtype=bool)
+        chunks: list[bytes] = []
+        pos = 0
+        for i, item in enumerate(items):
+            if item is None:
+                valid[i] = False
+            else:
+                if isinstance(item, str):
+                    item = item.encode("utf-8")
+                b = bytes(item)
+                chunks.append(b)
+                pos += len(b)
+            offsets[i + 1] = pos
+        if pos > 0x7FFFFFFF:
+            raise ValueError("binary column larger than 2 GiB")
+        data = np.frombuffer(b"".join(chunks), dtype=np.uint8) if pos else np.zeros(0, dtype=np.uint8)
+        return cls(offsets.astype(np.int32), data, None if valid.all() else valid)
+
+    @classmethod
+    def from_arrow(cls, array: Any) -> BinaryColumn:
+        """Wrap a pyarrow ``binary``/``string`` array (or chunked array) without copying its data."""
+        import pyarrow as pa
+
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+        if pa.types.is_large_binary(array.type) or pa.types.is_large_string(array.type):
+            array = array.cast(pa.binary())
+        elif not (pa.types.is_binary(array.type) or pa.types.is_string(array.type)):
+            raise TypeError(f"expected a binary or string array, got {array.type}")
+        n = len(array)
+        bufs = array.buffers()
+        offsets = np.frombuffer(bufs[1], dtype=np.int32, count=n + 1, offset=array.offset * 4)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+        if array.offset or offsets[0] != 0:
+            base = int(offsets[0])
+            data = data[base : int(offsets[-1])]
+            offsets = offsets - np.int32(base)
+        valid = None
+        if array.null_count:
+            valid = ~np.asarray(array.is_null())
+        return cls(offsets, data, valid)
+
+
+def as_binary_column(values: Any, n: int | None = None) -> BinaryColumn:
+    """Normalise a list of bytes/None, a :class:`BinaryColumn` or a pyarrow binary array to a column."""
+    if isinstance(values, BinaryColumn):
+        col = values
+    elif type(values).__module__.startswith("pyarrow"):
+        col = BinaryColumn.from_arrow(values)
+    else:
+        col = BinaryColumn.from_pylist(list(values))
+    if n is not None and len(col) != n:
+        raise ValueError(f"column has {len(col)} elements, expected {n}")
+    return col
+
+
+class Record(NamedTuple):
+    """One record, materialised as Python objects (``RecordColumns[i]``); not used on the hot path."""
+
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+
+
+class RecordColumns:
+    """Decoded records as numpy columns, one element per record.
+
+    Per record: ``offset`` (int64), ``timestamp`` (int64 ms, -1 where the format has none),
+    ``timestamp_type`` (int8: 0 create time, 1 log-append time, -1 none), ``key`` and ``value``
+    (:class:`BinaryColumn`), ``header_offsets`` (int32, ``len + 1``: record *i* owns headers
+    ``header_offsets[i]:header_offsets[i+1]`` of ``header_key`` / ``header_value``, in wire order,
+    duplicates kept) and ``batch_index`` (int32 row in the batch columns).
+
+    Per batch that contributed at least one record: ``batch_base_offset`` (int64),
+    ``batch_producer_id`` (int64), ``batch_producer_epoch`` (int16), ``batch_base_sequence`` (int32),
+    ``batch_partition_leader_epoch`` (int32), ``batch_transactional`` (bool), ``batch_magic`` (int8),
+    ``batch_codec`` (int8: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+
+    ``next_offset`` is where the next fetch starts (past control and filtered batches too; -1 when no
+    complete entry was seen and no fetch offset given); ``valid_bytes`` is how many input bytes were
+    complete entries (a fetch may end in a partial one).
+    """
+
+    __slots__ = (
+        "offset",
+        "timestamp",
+        "timestamp_type",
+        "key",
+        "value",
+        "header_offsets",
+        "header_key",
+        "header_value",
+        "batch_index",
+        "batch_base_offset",
+        "batch_producer_id",
+        "batch_producer_epoch",
+        "batch_base_sequence",
+        "batch_partition_leader_epoch",
+        "batch_transactional",
+        "batch_magic",
+        "batch_codec",
+        "next_offset",
+        "valid_bytes",
+    )
+
+    #: Names of the per-record numpy columns, in a stable order (used by equality and tests).
+    RECORD_ARRAYS = ("offset", "timestamp", "timestamp_type", "header_offsets", "batch_index")
+    BINARY_COLUMNS = ("key", "value", "header_key", "header_value")
+    BATCH_ARRAYS = (
+        "batch_base_offset",
+        "batch_producer_id",
+        "batch_producer_epoch",
+        "batch_base_sequence",
+        "batch_partition_leader_epoch",
+        "batch_transactional",
+        "batch_magic",
+        "batch_codec",
+    )
+
+    def __init__(self, **fields: Any) -> None:
+        for name in self.__slots__:
+            setattr(self, name, fields.pop(name))
+        if fields:
+            raise TypeError(f"unexpected fields: {sorted(fields)}")
+
+    @classmethod
+    def empty(cls, next_offset: int = -1, valid_bytes: int = 0) -> RecordColumns:
+        """Columns with no records."""
+        e = np.zeros(0, dtype=np.uint8)
+        return cls(
+            offset=np.zeros(0, np.int64),
+            timestamp=np.zeros(0, np.int64),
+            timestamp_type=np.zeros(0, np.int8),
+            key=BinaryColumn(_EMPTY_I32.copy(), e, None),
+            value=BinaryColumn(_EMPTY_I32.copy(), e, None),
+            header_offsets=_EMPTY_I32.copy(),
+            header_key=BinaryColumn(_EMPTY_I32.copy(), e, None),
+            header_value=BinaryColumn(_EMPTY_I32.copy(), e, None),
+            batch_index=np.zeros(0, np.int32),
+            batch_base_offset=np.zeros(0, np.int64),
+            batch_producer_id=np.zeros(0, np.int64),
+            batch_producer_epoch=np.zeros(0, np.int16),
+            batch_base_sequence=np.zeros(0, np.int32),
+            batch_partition_leader_epoch=np.zeros(0, np.int32),
+            batch_transactional=np.zeros(0, bool),
+            batch_magic=np.zeros(0, np.int8),
+            batch_codec=np.zeros(0, np.int8),
+            next_offset=next_offset,
+            valid_bytes=valid_bytes,
+        )
+
+    def __len__(self) -> int:
+        return len(self.offset)
+
+    @property
+    def num_batches(self) -> int:
+        return len(self.batch_base_offset)
+
+    def headers_of(self, i: int) -> list[tuple[str, bytes | None]]:
+        """The headers of record *i* as ``(key, value)`` pairs, wire order, duplicates kept."""
+        lo, hi = int(self.header_offsets[i]), int(self.header_offsets[i + 1])
+        out = []
+        for j in range(lo, hi):
+            k = self.header_key[j]
+            out.append(((k or b"").decode("utf-8", "surrogateescape"), self.header_value[j]))
+        return out
+
+    def __getitem__(self, i: int) -> Record:
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return Record(
+            int(self.offset[i]),
+            int(self.timestamp[i]),
+            int(self.timestamp_type[i]),
+            self.key[i],
+            self.value[i],
+            self.headers_of(i),
+        )
+
+    def __iter__(self) -> Iterator[Record]:
+        offsets = self.offset.tolist()
+        timestamps = self.timestamp.tolist()
+        ttypes = self.timestamp_type.tolist()
+        keys = self.key.to_pylist()
+        values = self.value.to_pylist()
+        hoffs = self.header_offsets.tolist()
+        hkeys = [(k or b"").decode("utf-8", "surrogateescape") for k in self.header_key.to_pylist()]
+        hvals = self.header_value.to_pylist()
+        for i in range(len(offsets)):
+            lo, hi = hoffs[i], hoffs[i + 1]
+            yield Record(
+                offsets[i], timestamps[i], ttypes[i], keys[i], values[i], list(zip(hkeys[lo:hi], hvals[lo:hi]))
+            )
+
+    def to_records(self) -> list[Record]:
+        """Every record as a :class:`Record` (one Python object per record: for tests and small data)."""
+        return list(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordColumns(records={len(self)}, batches={self.num_batches}, "
+            f"next_offset={self.next_offset}, valid_bytes={self.valid_bytes})"
+        )
+
+    def equals(self, other: RecordColumns) -> bool:
+        """Field-for-field equality of every column and scalar (used to compare implementations)."""
+        if self.next_offset != other.next_offset or self.valid_bytes != other.valid_bytes:
+            return False
+        for name in self.RECORD_ARRAYS + self.BATCH_ARRAYS:
+            a, b = getattr(self, name), getattr(other, name)
+            if a.dtype != b.dtype or not np.array_equal(a, b):
+                return False
+        return all(getattr(self, n) == getattr(other, n) for n in self.BINARY_COLUMNS)
+
+    def to_arrow(self, *, include_batch_columns: bool = False) -> Any:
+        """A ``pyarrow.RecordBatch`` that shares the numpy buffers (offsets, data) without copying.
+
+        Columns: ``offset`` int64, ``timestamp`` timestamp[ms, UTC], ``timestamp_type`` int8, ``key`` and
+        ``value`` binary, ``headers`` list<struct<key: string, value: binary>> (null when a record has
+        none); with ``include_batch_columns`` also the batch attributes of each record's batch.
+        """
+        import pyarrow as pa
+
+        n = len(self)
+        hoffs = np.ascontiguousarray(self.header_offsets, dtype=np.int32)
+        has_headers = hoffs[1:] != hoffs[:-1]
+        header_struct = pa.StructArray.from_arrays(
+            [self.header_key.to_arrow(pa.string()), self.header_value.to_arrow()], names=["key", "value"]
+        )
+        hvalid = None
+        hnulls = int(n - np.count_nonzero(has_headers))
+        if hnulls:
+            hvalid = pa.py_buffer(np.packbits(has_headers, bitorder="little"))
+        headers = pa.Array.from_buffers(
+            pa.list_(header_struct.type),
+            n,
+            [hvalid, pa.py_buffer(hoffs)],
+            null_count=hnulls,
+            children=[header_struct],
+        )
+        arrays = [
+            pa.array(self.offset, pa.int64()),
+            pa.array(self.timestamp, pa.int64()).view(pa.timestamp("ms", tz="UTC")),
+            pa.array(self.timestamp_type, pa.int8()),
+            self.key.to_arrow(),
+            self.value.to_arrow(),
+            headers,
+        ]
+        names = ["offset", "timestamp", "timestamp_type", "key", "value", "headers"]
+        if include_batch_columns:
+            idx = self.batch_index
+            for name in self.BATCH_ARRAYS:
+                arrays.append(pa.array(getattr(self, name)[idx]))
+                names.append(name)
+        return pa.RecordBatch.from_arrays(arrays, names=names)
+
+    def to_pandas(self, **kwargs: Any) -> Any:
+        """A pandas DataFrame through :meth:`to_arrow`."""
+        return self.to_arrow(**kwargs).to_pandas()

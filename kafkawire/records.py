@@ -1,0 +1,170 @@
+"""Public record codec API: argument checking in front of the selected implementation.
+
+Both implementations (compiled ``kafkawire._codec`` and pure ``kafkawire._pure.codec``) expose the same
+low-level functions; this module normalises user arguments once and calls whichever is active:
+
+``impl.decode(data, verify_crc, fetch_offset, read_committed, aborted) -> RecordColumns``
+    ``data`` a contiguous byte buffer; ``fetch_offset`` -1 for none; ``aborted`` a list of
+    ``(producer_id, first_offset)`` sorted by ``first_offset``.
+``impl.encode(values, keys, timestamps, header_offsets, header_keys, header_values, base_offset, magic,
+codec, producer_id, producer_epoch, base_sequence, transactional, partition_leader_epoch) -> bytes``
+    ``values``/``keys`` :class:`BinaryColumn` (keys may be None), ``timestamps`` int64 array,
+    headers None or int32 offsets (len n+1) plus two BinaryColumns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _impl
+from .columns import BinaryColumn, RecordColumns, as_binary_column
+
+__all__ = ["decode_records", "encode_records", "CODECS", "codec_id"]
+
+#: Compression codec ids as stored in attribute bits 0-2.
+CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+HeadersArg = Sequence[Sequence[tuple[str | bytes, bytes | None]] | None]
+
+
+def codec_id(compression: str | int | None) -> int:
+    """Map ``None``/``"none"``/``"gzip"``/``"snappy"``/``"lz4"``/``"zstd"`` (or 0-4) to the codec id."""
+    if compression is None:
+        return 0
+    if isinstance(compression, int) and not isinstance(compression, bool):
+        if 0 <= compression <= 4:
+            return compression
+    elif isinstance(compression, str) and compression.lower() in CODECS:
+        return CODECS[compression.lower()]
+    raise ValueError(f"unknown compression {compression!r}; expected one of {sorted(CODECS)}")
+
+
+def _aborted_list(aborted_transactions: Iterable[Any] | None) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for entry in aborted_transactions or ():
+        if isinstance(entry, dict):
+            pid, first = entry["producer_id"], entry["first_offset"]
+        elif hasattr(entry, "producer_id"):
+            pid, first = entry.producer_id, entry.first_offset
+        else:
+            pid, first = entry
+        out.append((int(pid), int(first)))
+    # Brokers are meant to send this sorted, some do not: order by first offset ourselves.
+    out.sort(key=lambda e: (e[1], e[0]))
+    return out
+
+
+def decode_records(
+    data: bytes | bytearray | memoryview,
+    *,
+    verify_crc: bool = True,
+    fetch_offset: int | None = None,
+    isolation: str = "read_uncommitted",
+    aborted_transactions: Iterable[Any] | None = None,
+) -> RecordColumns:
+    """Decode the ``records`` bytes of a fetched partition into :class:`RecordColumns`.
+
+    ``data`` may mix record batches (magic 2) and legacy message sets (magic 0/1, compressed wrappers
+    included) and may end in a partial entry (normal: it is ignored and ``valid_bytes`` says where the
+    complete entries end). Control batches are never returned as data. With
+    ``isolation="read_committed"``, batches of transactions listed in ``aborted_transactions``
+    (``(producer_id, first_offset)`` pairs, dicts or objects with those attributes) are dropped.
+    Records below ``fetch_offset`` are dropped (compressed wrappers can start before it).
+
+    Raises a :class:`kafkawire.KafkaWireError` subclass on corrupt input and
+    :class:`kafkawire.RecordTooLargeError` when not even one complete entry is present.
+    """
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
+    if isinstance(data, memoryview) and not data.c_contiguous:
+        data = data.tobytes()
+    read_committed = isolation == "read_committed"
+    aborted = _aborted_list(aborted_transactions) if read_committed else []
+    return _impl.impl.decode(
+        data, bool(verify_crc), -1 if fetch_offset is None else int(fetch_offset), read_committed, aborted
+    )
+
+
+def _headers_columns(
+    headers: HeadersArg | None, n: int
+) -> tuple[np.ndarray | None, BinaryColumn | None, BinaryColumn | None]:
+    if headers is None:
+        return None, None, None
+    if len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} entries, expected {n}")
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    hkeys: list[bytes] = []
+    hvals: list[bytes | None] = []
+    for i, hs in enumerate(headers):
+        for k, v in hs or ():
+            if k is None:
+                raise ValueError("header keys cannot be null")
+            hkeys.append(k.encode("utf-8") if isinstance(k, str) else bytes(k))
+            hvals.append(v)
+        offsets[i + 1] = len(hkeys)
+    if not hkeys:
+        return None, None, None
+    return offsets, BinaryColumn.from_pylist(hkeys), BinaryColumn.from_pylist(hvals)
+
+
+def encode_records(
+    values: Any,
+    keys: Any = None,
+    *,
+    timestamps: Any = None,
+    headers: HeadersArg | None = None,
+    base_offset: int = 0,
+    magic: int = 2,
+    compression: str | int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """Encode records into one record batch (magic 2) or a legacy message set (magic 0/1).
+
+    ``values`` and ``keys``: lists of bytes/None, :class:`BinaryColumn` or pyarrow binary arrays.
+    ``timestamps``: int64 milliseconds per record (numpy array or sequence), default now.
+    ``headers``: per record a list of ``(key, value)`` pairs or None (magic 2 only).
+    Compressed legacy sets are one wrapper message holding the records (v1 inner offsets relative).
+    """
+    if magic not in (0, 1, 2):
+        raise ValueError(f"magic must be 0, 1 or 2, not {magic!r}")
+    codec = codec_id(compression)
+    if codec == 4 and magic < 2:
+        raise ValueError("zstd needs magic 2 (Kafka 2.1+)")
+    vcol = as_binary_column(values)
+    n = len(vcol)
+    if n == 0:
+        raise ValueError("cannot encode an empty batch")
+    kcol = None if keys is None else as_binary_column(keys, n)
+    if timestamps is None:
+        ts = np.full(n, int(time.time() * 1000), dtype=np.int64)
+    else:
+        ts = np.ascontiguousarray(timestamps, dtype=np.int64)
+        if ts.shape != (n,):
+            raise ValueError(f"timestamps has shape {ts.shape}, expected ({n},)")
+    hoffs, hkeys, hvals = _headers_columns(headers, n)
+    if hoffs is not None and magic < 2:
+        raise ValueError("record headers need magic 2")
+    return _impl.impl.encode(
+        vcol,
+        kcol,
+        ts,
+        hoffs,
+        hkeys,
+        hvals,
+        int(base_offset),
+        int(magic),
+        codec,
+        int(producer_id),
+        int(producer_epoch),
+        int(base_sequence),
+        bool(transactional),
+        int(partition_leader_epoch),
+    )

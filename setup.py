@@ -1,0 +1,37 @@
+"""Build the compiled core (kafkawire/_codec.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
+
+import os
+import sys
+
+import numpy as np
+from setuptools import Extension, setup
+
+ext_modules = []
+if os.environ.get("KAFKAWIRE_NO_EXTENSIONS", "") in ("", "0"):
+    from Cython.Build import cythonize
+
+    extra_compile_args = [] if sys.platform == "win32" else ["-O3", "-fno-strict-aliasing"]
+    if os.environ.get("KAFKAWIRE_SANITIZE"):
+        flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1"]
+        extra_compile_args = flags
+    ext_modules = cythonize(
+        [
+            Extension(
+                "kafkawire._codec",
+                ["kafkawire/_codec.pyx"],
+                include_dirs=[np.get_include(), "kafkawire/_csrc"],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            )
+        ],
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+
+setup(ext_modules=ext_modules)
