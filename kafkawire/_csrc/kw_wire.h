@@ -1,0 +1,319 @@
+/*
+ * kw_wire.h -- byte-order helpers, bounds-checked varints and the magic-2 record parser of kafkawire.
+ *
+ * Everything here works on raw pointers with explicit bounds and never touches Python objects, so the
+ * callers in _codec.pyx run it without the GIL. Every varint byte is checked against the end of the
+ * field it belongs to (a forged length must never make us read past a buffer), and every length is
+ * checked against the bytes that remain before it is used.
+ */
+#ifndef KW_WIRE_H
+#define KW_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define KW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KW_INLINE static inline __attribute__((always_inline))
+#else
+#define KW_LIKELY(x) (x)
+#define KW_UNLIKELY(x) (x)
+#define KW_INLINE static inline
+#endif
+
+/* ------------------------------------------------------------------ big-endian loads and stores */
+KW_INLINE uint16_t kw_be16(const uint8_t *p) { return (uint16_t)(((uint16_t)p[0] << 8) | p[1]); }
+KW_INLINE uint32_t kw_be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+KW_INLINE uint64_t kw_be64(const uint8_t *p) { return ((uint64_t)kw_be32(p) << 32) | kw_be32(p + 4); }
+KW_INLINE int16_t kw_be_i16(const uint8_t *p) { return (int16_t)kw_be16(p); }
+KW_INLINE int32_t kw_be_i32(const uint8_t *p) { return (int32_t)kw_be32(p); }
+KW_INLINE int64_t kw_be_i64(const uint8_t *p) { return (int64_t)kw_be64(p); }
+
+KW_INLINE void kw_put_be16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+KW_INLINE void kw_put_be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+KW_INLINE void kw_put_be64(uint8_t *p, uint64_t v) {
+    kw_put_be32(p, (uint32_t)(v >> 32));
+    kw_put_be32(p + 4, (uint32_t)v);
+}
+
+/* ------------------------------------------------------------------ varints
+ * Readers return 0 on success, KW_VARINT_TRUNCATED when the bytes run out before the last byte, and
+ * KW_VARINT_OVERFLOW when the value does not fit: the 5th byte of a 32-bit varint may carry 4 bits
+ * (<= 0x0F, and so no continuation bit), the 10th byte of a varlong 1 bit (<= 0x01). */
+#define KW_VARINT_TRUNCATED 1
+#define KW_VARINT_OVERFLOW 2
+
+KW_INLINE int kw_get_uvarint32(const uint8_t *p, size_t end, size_t *pos, uint32_t *out) {
+    size_t i = *pos;
+    if (KW_UNLIKELY(i >= end)) return KW_VARINT_TRUNCATED;
+    uint8_t b = p[i];
+    if (KW_LIKELY(!(b & 0x80))) {
+        *out = b;
+        *pos = i + 1;
+        return 0;
+    }
+    uint32_t v = b & 0x7F;
+    for (int k = 1; k < 5; k++) {
+        if (KW_UNLIKELY(++i >= end)) return KW_VARINT_TRUNCATED;
+        b = p[i];
+        if (k == 4 && b > 0x0F) return KW_VARINT_OVERFLOW;
+        v |= (uint32_t)(b & 0x7F) << (7 * k);
+        if (!(b & 0x80)) {
+            *out = v;
+            *pos = i + 1;
+            return 0;
+        }
+    }
+    return KW_VARINT_OVERFLOW; /* not reached: the 5th byte check covers the continuation bit */
+}
+
+KW_INLINE int kw_get_uvarint64(const uint8_t *p, size_t end, size_t *pos, uint64_t *out) {
+    size_t i = *pos;
+    if (KW_UNLIKELY(i >= end)) return KW_VARINT_TRUNCATED;
+    uint8_t b = p[i];
+    if (KW_LIKELY(!(b & 0x80))) {
+        *out = b;
+        *pos = i + 1;
+        return 0;
+    }
+    uint64_t v = b & 0x7F;
+    for (int k = 1; k < 10; k++) {
+        if (KW_UNLIKELY(++i >= end)) return KW_VARINT_TRUNCATED;
+        b = p[i];
+        if (k == 9 && b > 0x01) return KW_VARINT_OVERFLOW;
+        v |= (uint64_t)(b & 0x7F) << (7 * k);
+        if (!(b & 0x80)) {
+            *out = v;
+            *pos = i + 1;
+            return 0;
+        }
+    }
+    return KW_VARINT_OVERFLOW;
+}
+
+KW_INLINE int kw_get_varint(const uint8_t *p, size_t end, size_t *pos, int32_t *out) {
+    uint32_t u = 0;
+    int rc = kw_get_uvarint32(p, end, pos, &u);
+    *out = (int32_t)((u >> 1) ^ (0u - (u & 1)));
+    return rc;
+}
+
+KW_INLINE int kw_get_varlong(const uint8_t *p, size_t end, size_t *pos, int64_t *out) {
+    uint64_t u = 0;
+    int rc = kw_get_uvarint64(p, end, pos, &u);
+    *out = (int64_t)((u >> 1) ^ (0ull - (u & 1)));
+    return rc;
+}
+
+KW_INLINE uint32_t kw_zigzag32(int32_t v) { return ((uint32_t)v << 1) ^ (uint32_t)(v >> 31); }
+KW_INLINE uint64_t kw_zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+KW_INLINE size_t kw_uvarint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Write an unsigned varint at p (room for 10 bytes assumed); returns the bytes written. */
+KW_INLINE size_t kw_put_uvarint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* ------------------------------------------------------------------ magic-2 records -> columns */
+
+/* Output columns, allocated by the caller from counts checked against the input size. */
+typedef struct {
+    int64_t *offset;
+    int64_t *timestamp;
+    int8_t *ttype;
+    int32_t *batch_index;
+    int32_t *hdr_off; /* per record + 1: index of the first header of record i */
+    int32_t *key_off;
+    uint8_t *key_data;
+    uint8_t *key_valid;
+    int32_t *val_off;
+    uint8_t *val_data;
+    uint8_t *val_valid;
+    /* header columns: hdr_cap == 0 until the first header is met (most topics have none) */
+    int32_t *hk_off;
+    uint8_t *hk_data;
+    int32_t *hv_off;
+    uint8_t *hv_data;
+    uint8_t *hv_valid;
+    int64_t rec_cap;
+    int64_t hdr_cap;
+    /* fill levels */
+    int64_t n;
+    int64_t key_len, val_len;
+    int64_t nh, hk_len, hv_len;
+    int64_t key_nulls, val_nulls, hv_nulls;
+} kw_cols;
+
+/* Parser results. */
+#define KW_OK 0
+#define KW_CORRUPT 1
+#define KW_NEED_HEADERS 2 /* header arrays too small: caller grows them, restores the fill levels, retries */
+
+typedef struct {
+    int64_t base_offset;
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int64_t fetch_offset;
+    int32_t batch_row;
+    int log_append_time;
+} kw_batch_ctx;
+
+#define KW_FAIL(msg)       \
+    do {                   \
+        *err = (msg);      \
+        return KW_CORRUPT; \
+    } while (0)
+
+#define KW_VARINT_MSG(rc, what) \
+    ((rc) == KW_VARINT_TRUNCATED ? what " varint runs past the end of its record" : what " varint overflows")
+
+/* Parse `count` magic-2 records from p[0:len) into c (records below fetch_offset are validated but not
+ * stored). The section must be exactly consumed. On KW_CORRUPT, *err names the fault and c's fill levels
+ * are meaningless. */
+static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t count, const kw_batch_ctx *b,
+                               const char **err) {
+    size_t pos = 0;
+    int64_t n = c->n;
+    int64_t key_len = c->key_len, val_len = c->val_len;
+    int rc;
+    for (int32_t r = 0; r < count; r++) {
+        int32_t rec_len, off_delta, klen, vlen, hcount;
+        int64_t ts_delta;
+        if ((rc = kw_get_varint(p, len, &pos, &rec_len))) {
+            *err = rc == KW_VARINT_TRUNCATED ? "record length varint runs past the end of the records"
+                                             : "record length varint overflows";
+            return KW_CORRUPT;
+        }
+        if (KW_UNLIKELY(rec_len < 0 || (size_t)rec_len > len - pos))
+            KW_FAIL("record length is negative or larger than the bytes left in the batch");
+        size_t end = pos + (size_t)rec_len;
+        if (KW_UNLIKELY(pos >= end)) KW_FAIL("record ends before its attributes");
+        pos++; /* record attributes: unused by every Kafka version so far */
+        if ((rc = kw_get_varlong(p, end, &pos, &ts_delta))) KW_FAIL(KW_VARINT_MSG(rc, "timestamp delta"));
+        if ((rc = kw_get_varint(p, end, &pos, &off_delta))) KW_FAIL(KW_VARINT_MSG(rc, "offset delta"));
+        if ((rc = kw_get_varint(p, end, &pos, &klen))) KW_FAIL(KW_VARINT_MSG(rc, "key length"));
+        if (KW_UNLIKELY(klen < -1)) KW_FAIL("negative key length");
+        const uint8_t *kp = p + pos;
+        if (klen > 0) {
+            if (KW_UNLIKELY((size_t)klen > end - pos)) KW_FAIL("key runs past the end of its record");
+            pos += (size_t)klen;
+        }
+        if ((rc = kw_get_varint(p, end, &pos, &vlen))) KW_FAIL(KW_VARINT_MSG(rc, "value length"));
+        if (KW_UNLIKELY(vlen < -1)) KW_FAIL("negative value length");
+        const uint8_t *vp = p + pos;
+        if (vlen > 0) {
+            if (KW_UNLIKELY((size_t)vlen > end - pos)) KW_FAIL("value runs past the end of its record");
+            pos += (size_t)vlen;
+        }
+        if ((rc = kw_get_varint(p, end, &pos, &hcount))) KW_FAIL(KW_VARINT_MSG(rc, "header count"));
+        if (KW_UNLIKELY(hcount < 0)) KW_FAIL("negative header count");
+        /* Wrapping add: a forged delta must not be undefined behaviour. */
+        int64_t offset = (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)off_delta);
+        int keep = offset >= b->fetch_offset;
+        if (hcount > 0) {
+            /* Each header takes at least 2 bytes (two length varints): reject forged counts early. */
+            if (KW_UNLIKELY((size_t)hcount > (end - pos) / 2)) KW_FAIL("header count larger than the record");
+            if (keep && KW_UNLIKELY(c->nh + hcount > c->hdr_cap)) {
+                c->n = n;
+                c->key_len = key_len;
+                c->val_len = val_len;
+                return KW_NEED_HEADERS;
+            }
+            for (int32_t h = 0; h < hcount; h++) {
+                int32_t hkl, hvl;
+                if ((rc = kw_get_varint(p, end, &pos, &hkl))) KW_FAIL(KW_VARINT_MSG(rc, "header key length"));
+                if (KW_UNLIKELY(hkl < 0)) KW_FAIL("negative header key length (header keys cannot be null)");
+                if (KW_UNLIKELY((size_t)hkl > end - pos)) KW_FAIL("header key runs past the end of its record");
+                const uint8_t *hkp = p + pos;
+                pos += (size_t)hkl;
+                if ((rc = kw_get_varint(p, end, &pos, &hvl))) KW_FAIL(KW_VARINT_MSG(rc, "header value length"));
+                if (KW_UNLIKELY(hvl < -1)) KW_FAIL("negative header value length");
+                const uint8_t *hvp = p + pos;
+                if (hvl > 0) {
+                    if (KW_UNLIKELY((size_t)hvl > end - pos)) KW_FAIL("header value runs past the end of its record");
+                    pos += (size_t)hvl;
+                }
+                if (keep) {
+                    int64_t j = c->nh;
+                    memcpy(c->hk_data + c->hk_len, hkp, (size_t)hkl);
+                    c->hk_len += hkl;
+                    c->hk_off[j + 1] = (int32_t)c->hk_len;
+                    if (hvl >= 0) {
+                        memcpy(c->hv_data + c->hv_len, hvp, (size_t)hvl);
+                        c->hv_len += hvl;
+                        c->hv_valid[j] = 1;
+                    } else {
+                        c->hv_valid[j] = 0;
+                        c->hv_nulls++;
+                    }
+                    c->hv_off[j + 1] = (int32_t)c->hv_len;
+                    c->nh = j + 1;
+                }
+            }
+        }
+        if (KW_UNLIKELY(pos != end)) KW_FAIL("record has bytes after its last header");
+        if (!keep) continue;
+        c->offset[n] = offset;
+        if (b->log_append_time) {
+            c->timestamp[n] = b->max_timestamp;
+            c->ttype[n] = 1;
+        } else {
+            c->timestamp[n] = (int64_t)((uint64_t)b->base_timestamp + (uint64_t)ts_delta);
+            c->ttype[n] = 0;
+        }
+        c->batch_index[n] = b->batch_row;
+        if (klen >= 0) {
+            memcpy(c->key_data + key_len, kp, (size_t)klen);
+            key_len += klen;
+            c->key_valid[n] = 1;
+        } else {
+            c->key_valid[n] = 0;
+            c->key_nulls++;
+        }
+        c->key_off[n + 1] = (int32_t)key_len;
+        if (vlen >= 0) {
+            memcpy(c->val_data + val_len, vp, (size_t)vlen);
+            val_len += vlen;
+            c->val_valid[n] = 1;
+        } else {
+            c->val_valid[n] = 0;
+            c->val_nulls++;
+        }
+        c->val_off[n + 1] = (int32_t)val_len;
+        c->hdr_off[n + 1] = (int32_t)c->nh;
+        n++;
+    }
+    if (KW_UNLIKELY(pos != len)) KW_FAIL("record batch has bytes after its last record");
+    c->n = n;
+    c->key_len = key_len;
+    c->val_len = val_len;
+    return KW_OK;
+}
+
+#endif /* KW_WIRE_H */

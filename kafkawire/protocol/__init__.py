@@ -1,0 +1,146 @@
+"""Kafka's request/response messages, described as data and encoded by one generic walker.
+
+Usage
+-----
+Requests are built with keyword arguments (snake_case forms of Kafka's field names; nested structs are
+classes reachable from the message class) and encoded for the version chosen at send time::
+
+    from kafkawire.protocol import MetadataRequest, MetadataResponse, read_response_header
+
+    req = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t")])
+    frame = req.encode(version=9, correlation_id=7, client_id="me")   # bytes, 4-byte size prefix included
+
+    # ... read the 4-byte size and then `size` bytes of the response into `buf` ...
+    correlation_id, body = read_response_header(buf, MetadataResponse, version=9)  # header v0/v1 as due
+    resp = MetadataResponse.decode(body, version=9)
+    for t in resp.topics:
+        print(t.name, t.error_code, [p.partition_index for p in t.partitions])
+
+Omitted fields take the spec's default. Encoding a field set to a non-default value in a version that
+cannot carry it raises :class:`kafkawire.errors.ProtocolError`, unless the spec marks it *ignorable*.
+Decoding malformed or hostile bytes raises :class:`kafkawire.errors.ProtocolError` and nothing else.
+
+Fetch responses keep each partition's ``records`` as a zero-copy ``memoryview`` of the response buffer;
+``partition.records_columns(isolation="read_committed")`` (or the lazily cached ``partition.columns``)
+decodes them with :func:`kafkawire.decode_records`. Produce requests take encoded batch bytes in
+``records``, or a :class:`kafkawire.RecordColumns` / list of values (encoded with
+:func:`kafkawire.encode_records`).
+
+Version negotiation (KIP-35/KIP-511) is in :mod:`kafkawire.protocol.negotiation`::
+
+    from kafkawire.protocol.negotiation import ApiVersionsExchange, negotiate
+
+    ex = ApiVersionsExchange(client_id="me")
+    frame = ex.request_frame(correlation_id=1)        # first try: our newest ApiVersions version
+    result = ex.handle_response(raw_response_frame)   # -> NegotiatedVersions, or None: send ex.request_frame() again
+    result.version_for(FetchRequest)                  # highest version both sides speak (or raises)
+
+Broker error codes are exception classes in :mod:`kafkawire.protocol.errors`
+(``error_for_code(6)`` is ``NotLeaderOrFollowerError``; ``raise_for_code(code)`` raises unless 0).
+
+Every message class exposes ``API_KEY``, ``MIN_VERSION``, ``MAX_VERSION``, ``FLEXIBLE_VERSION``
+(None when never flexible), ``fields`` and ``schema``; ``kafkawire.protocol.API_BY_KEY[key]`` gives
+``(RequestClass, ResponseClass)``. Message definitions live in :mod:`kafkawire.protocol.messages`
+(one small text schema per API; adding a version is a one-line change).
+"""
+
+from __future__ import annotations
+
+from . import errors, negotiation
+from ._registry import API_MODULES, build_pair
+from .headers import (
+    RequestHeader,
+    ResponseHeader,
+    decode_request_header,
+    decode_response_header,
+    encode_request_header,
+    encode_response_header,
+    response_header_version,
+)
+from .message import Message, Request, Response, Struct
+
+ProduceRequest, ProduceResponse = build_pair("produce")
+FetchRequest, FetchResponse = build_pair("fetch")
+ListOffsetsRequest, ListOffsetsResponse = build_pair("list_offsets")
+MetadataRequest, MetadataResponse = build_pair("metadata")
+OffsetCommitRequest, OffsetCommitResponse = build_pair("offset_commit")
+OffsetFetchRequest, OffsetFetchResponse = build_pair("offset_fetch")
+FindCoordinatorRequest, FindCoordinatorResponse = build_pair("find_coordinator")
+JoinGroupRequest, JoinGroupResponse = build_pair("join_group")
+HeartbeatRequest, HeartbeatResponse = build_pair("heartbeat")
+LeaveGroupRequest, LeaveGroupResponse = build_pair("leave_group")
+SyncGroupRequest, SyncGroupResponse = build_pair("sync_group")
+DescribeGroupsRequest, DescribeGroupsResponse = build_pair("describe_groups")
+ListGroupsRequest, ListGroupsResponse = build_pair("list_groups")
+SaslHandshakeRequest, SaslHandshakeResponse = build_pair("sasl_handshake")
+ApiVersionsRequest, ApiVersionsResponse = build_pair("api_versions")
+CreateTopicsRequest, CreateTopicsResponse = build_pair("create_topics")
+DeleteTopicsRequest, DeleteTopicsResponse = build_pair("delete_topics")
+DeleteRecordsRequest, DeleteRecordsResponse = build_pair("delete_records")
+InitProducerIdRequest, InitProducerIdResponse = build_pair("init_producer_id")
+DescribeConfigsRequest, DescribeConfigsResponse = build_pair("describe_configs")
+SaslAuthenticateRequest, SaslAuthenticateResponse = build_pair("sasl_authenticate")
+CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partitions")
+
+#: API key -> (request class, response class), for every API this package speaks.
+API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
+    req.API_KEY: (req, req.RESPONSE)
+    for req in (
+        ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
+        OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest, LeaveGroupRequest,
+        SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest, SaslHandshakeRequest, ApiVersionsRequest,
+        CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest, InitProducerIdRequest,
+        DescribeConfigsRequest, SaslAuthenticateRequest, CreatePartitionsRequest,
+    )
+}
+
+
+def read_response_header(
+    buf: bytes | bytearray | memoryview, response: type[Response], version: int
+) -> tuple[int, memoryview]:
+    """Split a response frame (without its 4-byte size) into ``(correlation_id, body)``.
+
+    Uses the header version ``response`` has at ``version`` (v0, v1 when flexible, v0 always for
+    ApiVersions). ``body`` is a zero-copy memoryview to pass to ``response.decode``.
+    """
+    mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+    header, pos = decode_response_header(mv, response.header_version(version))
+    return header.correlation_id, mv[pos:]
+
+
+def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Request]:
+    """Parse a request frame (without its 4-byte size), as a broker would: header, then body.
+
+    The header version follows from the API key and version read first (v2 for flexible versions).
+    """
+    mv = frame if isinstance(frame, memoryview) else memoryview(frame)
+    header, _ = decode_request_header(mv, 0)
+    pair = API_BY_KEY.get(header.api_key)
+    if pair is None:
+        from ..errors import ProtocolError
+
+        raise ProtocolError(f"unknown API key {header.api_key}")
+    req = pair[0]
+    header, pos = decode_request_header(mv, req.header_version(header.api_version))
+    return header, req.decode(mv[pos:], header.api_version)
+
+
+__all__ = [
+    "API_BY_KEY",
+    "API_MODULES",
+    "Message",
+    "Request",
+    "RequestHeader",
+    "Response",
+    "ResponseHeader",
+    "Struct",
+    "decode_request",
+    "decode_request_header",
+    "decode_response_header",
+    "encode_request_header",
+    "encode_response_header",
+    "errors",
+    "negotiation",
+    "read_response_header",
+    "response_header_version",
+] + [name for req, resp in API_BY_KEY.values() for name in (req.__name__, resp.__name__)]

@@ -1,0 +1,504 @@
+"""Turn a message schema at one version into a specialised encoder and decoder.
+
+The walker does not interpret the schema per message: for each (message, version) it writes the Python
+source of one straight-line encode function and one decode function (nested structs and arrays inlined,
+runs of fixed-size fields packed by a single :class:`struct.Struct`), compiles them once and caches
+them on the message class. This is what makes a generic, data-driven protocol layer fast in Python.
+
+Decoding treats its input as hostile: every length and count is checked against the bytes that remain
+before anything is sliced or allocated, and any failure surfaces as :class:`ProtocolError`.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any, Callable
+
+from ..errors import ProtocolError
+from .schema import FIXED, Field, MessageSchema, StructSchema
+
+__all__ = ["compile_encoder", "compile_decoder", "write_uvarint", "read_uvarint"]
+
+_UV1 = [bytes([i]) for i in range(128)]
+_NULL_COMPACT = b"\x00"
+_NULL_STRING = b"\xff\xff"
+_NULL_BYTES = b"\xff\xff\xff\xff"
+# Compact lengths are stored as N+1 (0 = null, KIP-482); small values come from a table.
+_CL = [bytes([i + 1]) for i in range(127)]
+
+
+def write_uvarint(n: int) -> bytes:
+    """Unsigned varint (KIP-482 compact lengths and tag headers); ``n`` must fit in uint32."""
+    if n < 128:
+        if n < 0:
+            raise ProtocolError(f"unsigned varint cannot hold {n}")
+        return _UV1[n]
+    if n > 0xFFFFFFFF:
+        raise ProtocolError(f"unsigned varint cannot hold {n}")
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
+    """Read an unsigned varint at ``pos``: at most 5 bytes, value within uint32."""
+    result = 0
+    shift = 0
+    end = len(buf)
+    for i in range(5):
+        if pos >= end:
+            raise ProtocolError("truncated unsigned varint")
+        b = buf[pos]
+        pos += 1
+        if i == 4 and b > 0x0F:
+            raise ProtocolError("unsigned varint overflows 32 bits")
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+    raise ProtocolError("unsigned varint longer than 5 bytes")
+
+
+def _write_tags(w: bytearray, known: list[tuple[int, Any]], unknown: dict[int, bytes] | None) -> None:
+    """Write a tag section: count, then (tag, size, data) in ascending tag order (KIP-482)."""
+    if unknown:
+        merged = dict(unknown)
+        for tag, data in known:
+            merged[tag] = data  # a value set on a known field wins over stale raw bytes
+        items = sorted(merged.items())
+    else:
+        items = known  # compiled in ascending tag order already
+    w += write_uvarint(len(items))
+    for tag, data in items:
+        w += write_uvarint(tag)
+        w += write_uvarint(len(data))
+        w += data
+
+
+_ARRAY_STRUCTS: dict[tuple[str, int], struct.Struct] = {}
+
+
+def _array_struct(code: str, n: int) -> struct.Struct:
+    s = _ARRAY_STRUCTS.get((code, n))
+    if s is None:
+        s = struct.Struct(f">{n}{code}")
+        if n <= 4096:
+            _ARRAY_STRUCTS[(code, n)] = s
+    return s
+
+
+def _pack_array(code: str, seq: Any) -> bytes:
+    return _array_struct(code, len(seq)).pack(*seq)
+
+
+def _unpack_array(code: str, n: int, buf: Any, pos: int) -> list:
+    return list(_array_struct(code, n).unpack_from(buf, pos))
+
+
+def _raise(msg: str) -> None:
+    raise ProtocolError(msg)
+
+
+_BASE_NS: dict[str, Any] = {
+    "_PE": ProtocolError,
+    "_raise": _raise,
+    "_uv": write_uvarint,
+    "_ruv": read_uvarint,
+    "_CL": _CL,
+    "_wtags": _write_tags,
+    "_parr": _pack_array,
+    "_uarr": _unpack_array,
+    "_UUID": uuid.UUID,
+    "_H": struct.Struct(">h"),
+    "_I": struct.Struct(">i"),
+}
+
+
+class _Gen:
+    """Accumulates generated source lines, fresh variable names and constants."""
+
+    def __init__(self, classes: dict[int, type], records_encoder: Callable[[Any], Any] | None) -> None:
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = dict(_BASE_NS)
+        self.ns["_recbytes"] = records_encoder or (lambda v: v)
+        self.n = 0
+        self.classes = classes
+        self._consts: dict[Any, str] = {}
+
+    def var(self, prefix: str = "v") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, value: Any) -> str:
+        key = (type(value), value) if isinstance(value, (int, float, str, bytes, bool, type(None))) else id(value)
+        name = self._consts.get(key)
+        if name is None:
+            name = f"K{len(self._consts)}"
+            self._consts[key] = name
+            self.ns[name] = value
+        return name
+
+    def emit(self, ind: int, line: str) -> None:
+        self.lines.append("    " * ind + line)
+
+    def cls(self, st: StructSchema) -> str:
+        return self.const(self.classes[id(st)])
+
+    def source(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _default_cond(f: Field, expr: str, g: _Gen) -> str:
+    """Python condition that is true when ``expr`` holds a non-default value for ``f``."""
+    if f.is_array:
+        return expr  # non-empty
+    if f.is_struct or f.default is None:
+        return f"{expr} is not None"
+    return f"{expr} != {g.const(f.default)}"
+
+
+def _fixed_code(t: str) -> tuple[str, int]:
+    return FIXED[t]
+
+
+# ---------------------------------------------------------------------------------------------- encode
+
+
+def _enc_scalar(g: _Gen, t: str, nullable: bool, flex: bool, expr: str, w: str, ind: int, what: str) -> None:
+    if t in FIXED:
+        code, _ = FIXED[t]
+        s = g.const(struct.Struct(">" + code))
+        g.emit(ind, f"{w} += {s}.pack({expr}{'.bytes' if t == 'uuid' else ''})")
+        return
+    x = g.var("x")
+    g.emit(ind, f"{x} = {expr}")
+    if t == "records":
+        g.emit(ind, f"{x} = _recbytes({x})")
+    if nullable:
+        g.emit(ind, f"if {x} is None:")
+        null = _NULL_COMPACT if flex else (_NULL_STRING if t == "string" else _NULL_BYTES)
+        g.emit(ind + 1, f"{w} += {g.const(null)}")
+        g.emit(ind, "else:")
+        ind += 1
+    else:
+        g.emit(ind, f"if {x} is None: _raise({g.const(f'{what} cannot be null in this version')})")
+    if t == "string":
+        g.emit(ind, f"{x} = {x}.encode('utf-8')")
+    if flex:
+        n = g.var("n")
+        g.emit(ind, f"{n} = len({x})")
+        g.emit(ind, f"{w} += _CL[{n}] if {n} < 127 else _uv({n} + 1)")
+    elif t == "string":
+        g.emit(ind, f"{w} += _H.pack(len({x}))")
+    else:
+        g.emit(ind, f"{w} += _I.pack(len({x}))")
+    g.emit(ind, f"{w} += {x}")
+
+
+def _enc_value(g: _Gen, f: Field, v: int, flex: bool, expr: str, w: str, ind: int, what: str) -> None:
+    nullable = v in f.nullable
+    if f.is_array:
+        x = g.var("a")
+        g.emit(ind, f"{x} = {expr}")
+        if nullable:
+            g.emit(ind, f"if {x} is None:")
+            g.emit(ind + 1, f"{w} += {g.const(_NULL_COMPACT if flex else _NULL_BYTES)}")
+            g.emit(ind, "else:")
+            ind += 1
+        else:
+            g.emit(ind, f"if {x} is None: _raise({g.const(f'{what} cannot be null in this version')})")
+        n = g.var("n")
+        g.emit(ind, f"{n} = len({x})")
+        if flex:
+            g.emit(ind, f"{w} += _CL[{n}] if {n} < 127 else _uv({n} + 1)")
+        else:
+            g.emit(ind, f"{w} += _I.pack({n})")
+        if f.struct is not None:
+            e = g.var("o")
+            g.emit(ind, f"for {e} in {x}:")
+            _enc_struct(g, f.struct, v, flex, e, w, ind + 1, what)
+        elif f.type in FIXED and f.type != "uuid":
+            g.emit(ind, f"if {n}: {w} += _parr({g.const(FIXED[f.type][0])}, {x})")
+        else:
+            e = g.var("e")
+            g.emit(ind, f"for {e} in {x}:")
+            _enc_scalar(g, f.type, False, flex, e, w, ind + 1, what + "[]")
+    elif f.struct is not None:
+        x = g.var("o")
+        g.emit(ind, f"{x} = {expr}")
+        g.emit(ind, f"if {x} is None: {x} = {g.cls(f.struct)}()")
+        _enc_struct(g, f.struct, v, flex, x, w, ind, what)
+    else:
+        _enc_scalar(g, f.type, nullable, flex, expr, w, ind, what)
+
+
+def _enc_struct(g: _Gen, st: StructSchema, v: int, flex: bool, o: str, w: str, ind: int, path: str) -> None:
+    run: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        if run:
+            s = g.const(struct.Struct(">" + "".join(c for c, _ in run)))
+            g.emit(ind, f"{w} += {s}.pack({', '.join(e for _, e in run)})")
+            run.clear()
+
+    tagged: list[Field] = []
+    for f in st.fields:
+        what = f"{path}.{f.name}"
+        if v not in f.versions:
+            if not f.ignorable:
+                cond = _default_cond(f, f"{o}.{f.name}", g)
+                msg = g.const(f"{what} was set but version {v} cannot carry it")
+                g.emit(ind, f"if {cond}: _raise({msg})")
+            continue
+        if f.tag is not None:
+            tagged.append(f)
+            continue
+        if f.type in FIXED and not f.is_array and f.struct is None:
+            code, _ = FIXED[f.type]
+            run.append((code, f"{o}.{f.name}{'.bytes' if f.type == 'uuid' else ''}"))
+            continue
+        flush()
+        _enc_value(g, f, v, flex, f"{o}.{f.name}", w, ind, what)
+    flush()
+    if not flex:
+        return
+    if not tagged:
+        g.emit(ind, f"if {o}._unknown_tags is None: {w} += b'\\x00'")
+        g.emit(ind, f"else: _wtags({w}, [], {o}._unknown_tags)")
+        return
+    t = g.var("t")
+    g.emit(ind, f"{t} = []")
+    for f in sorted(tagged, key=lambda f: f.tag or 0):
+        what = f"{path}.{f.name}"
+        tv = g.var("tv")
+        g.emit(ind, f"{tv} = {o}.{f.name}")
+        g.emit(ind, f"if {_default_cond(f, tv, g)}:")
+        tw = g.var("tw")
+        g.emit(ind + 1, f"{tw} = bytearray()")
+        _enc_value(g, f, v, True, tv, tw, ind + 1, what)
+        g.emit(ind + 1, f"{t}.append(({f.tag}, {tw}))")
+    g.emit(ind, f"_wtags({w}, {t}, {o}._unknown_tags)")
+
+
+def compile_encoder(
+    schema: MessageSchema, version: int, classes: dict[int, type], records_encoder: Callable | None = None
+) -> Callable[[Any, bytearray], None]:
+    """Build ``encode(message, out_bytearray)`` for ``schema`` at ``version``."""
+    g = _Gen(classes, records_encoder)
+    flex = schema.is_flexible(version)
+    g.emit(0, "def encode(o0, w):")
+    _enc_struct(g, schema.root, version, flex, "o0", "w", 1, schema.name)
+    g.emit(1, "return w")
+    return _finish(g, "encode", schema, version, "enc")
+
+
+# ---------------------------------------------------------------------------------------------- decode
+
+
+def _min_size(st: StructSchema, v: int, flex: bool) -> int:
+    size = 1 if flex else 0  # the tag section's count
+    for f in st.fields:
+        if v not in f.versions or f.tag is not None:
+            continue
+        if f.is_array:
+            size += 1 if flex else 4
+        elif f.struct is not None:
+            size += _min_size(f.struct, v, flex)
+        elif f.type in FIXED:
+            size += FIXED[f.type][1]
+        elif f.type == "string":
+            size += 1 if flex else 2
+        else:
+            size += 1 if flex else 4
+    return size
+
+
+def _dec_uvarint(g: _Gen, target: str, ind: int) -> None:
+    g.emit(ind, f"{target} = buf[pos]")
+    g.emit(ind, f"if {target} < 128: pos += 1")
+    g.emit(ind, f"else: {target}, pos = _ruv(buf, pos)")
+
+
+def _dec_length(g: _Gen, t: str, flex: bool, ind: int) -> str:
+    n = g.var("n")
+    if flex:
+        _dec_uvarint(g, n, ind)
+        g.emit(ind, f"{n} -= 1")
+    elif t == "string":
+        g.emit(ind, f"{n}, = _H.unpack_from(buf, pos)")
+        g.emit(ind, "pos += 2")
+    else:
+        g.emit(ind, f"{n}, = _I.unpack_from(buf, pos)")
+        g.emit(ind, "pos += 4")
+    return n
+
+
+def _dec_scalar(g: _Gen, t: str, nullable: bool, flex: bool, ind: int, what: str) -> str:
+    x = g.var("x")
+    if t in FIXED:
+        code, size = FIXED[t]
+        s = g.const(struct.Struct(">" + code))
+        g.emit(ind, f"{x}, = {s}.unpack_from(buf, pos)")
+        g.emit(ind, f"pos += {size}")
+        if t == "uuid":
+            g.emit(ind, f"{x} = _UUID(bytes={x})")
+        return x
+    n = _dec_length(g, t, flex, ind)
+    g.emit(ind, f"if {n} < 0:")
+    if nullable:
+        g.emit(ind + 1, f"if {n} != -1: _raise({g.const(f'{what}: negative length')})")
+        g.emit(ind + 1, f"{x} = None")
+    else:
+        g.emit(ind + 1, f"_raise({g.const(f'{what}: null or negative length where null is not allowed')})")
+    g.emit(ind, "else:")
+    g.emit(ind + 1, f"if {n} > end - pos: _raise({g.const(f'{what}: length exceeds the bytes left')})")
+    if t == "string":
+        g.emit(ind + 1, f"{x} = str(buf[pos:pos + {n}], 'utf-8')")
+    elif t == "records":
+        # Zero-copy: a slice of the response buffer, decoded later into RecordColumns.
+        g.emit(ind + 1, f"{x} = buf[pos:pos + {n}]")
+    else:
+        g.emit(ind + 1, f"{x} = bytes(buf[pos:pos + {n}])")
+    g.emit(ind + 1, f"pos += {n}")
+    return x
+
+
+def _dec_value(g: _Gen, f: Field, v: int, flex: bool, ind: int, what: str) -> str:
+    nullable = v in f.nullable
+    if f.is_array:
+        n = _dec_length(g, "array", flex, ind)
+        x = g.var("a")
+        g.emit(ind, f"if {n} < 0:")
+        if nullable:
+            g.emit(ind + 1, f"if {n} != -1: _raise({g.const(f'{what}: negative array length')})")
+            g.emit(ind + 1, f"{x} = None")
+        else:
+            g.emit(ind + 1, f"_raise({g.const(f'{what}: null or negative array length where null is not allowed')})")
+        g.emit(ind, "else:")
+        ind += 1
+        if f.struct is not None:
+            esize = max(1, _min_size(f.struct, v, flex))
+        elif f.type in FIXED:
+            esize = FIXED[f.type][1]
+        else:
+            esize = 1 if flex else (2 if f.type == "string" else 4)
+        g.emit(ind, f"if {n} * {esize} > end - pos: _raise({g.const(f'{what}: element count exceeds the bytes left')})")
+        if f.struct is None and f.type in FIXED and f.type != "uuid":
+            g.emit(ind, f"{x} = _uarr({g.const(FIXED[f.type][0])}, {n}, buf, pos)")
+            g.emit(ind, f"pos += {n} * {esize}")
+        else:
+            g.emit(ind, f"{x} = []")
+            ap = g.var("ap")
+            g.emit(ind, f"{ap} = {x}.append")
+            g.emit(ind, f"for _ in range({n}):")
+            if f.struct is not None:
+                e = _dec_struct(g, f.struct, v, flex, ind + 1, what)
+            else:
+                e = _dec_scalar(g, f.type, False, flex, ind + 1, what + "[]")
+            g.emit(ind + 1, f"{ap}({e})")
+        return x
+    if f.struct is not None:
+        return _dec_struct(g, f.struct, v, flex, ind, what)
+    return _dec_scalar(g, f.type, nullable, flex, ind, what)
+
+
+def _default_expr(g: _Gen, f: Field) -> str:
+    if f.is_array:
+        return "[]"
+    return g.const(f.default)
+
+
+def _dec_struct(g: _Gen, st: StructSchema, v: int, flex: bool, ind: int, path: str) -> str:
+    vals: dict[str, str] = {}
+    run: list[tuple[Field, str]] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        s = struct.Struct(">" + "".join(FIXED[f.type][0] for f, _ in run))
+        names = ", ".join(x for _, x in run)
+        g.emit(ind, f"{names}, = {g.const(s)}.unpack_from(buf, pos)")
+        g.emit(ind, f"pos += {s.size}")
+        for f, x in run:
+            if f.type == "uuid":
+                g.emit(ind, f"{x} = _UUID(bytes={x})")
+        run.clear()
+
+    tagged: list[Field] = []
+    for f in st.fields:
+        if v not in f.versions:
+            continue
+        if f.tag is not None:
+            tagged.append(f)
+            continue
+        if f.type in FIXED and not f.is_array and f.struct is None:
+            x = g.var("x")
+            run.append((f, x))
+            vals[f.name] = x
+            continue
+        flush()
+        vals[f.name] = _dec_value(g, f, v, flex, ind, f"{path}.{f.name}")
+    flush()
+    unknown = None
+    if flex:
+        unknown = g.var("u")
+        g.emit(ind, f"{unknown} = None")
+        for f in tagged:
+            x = g.var("x")
+            vals[f.name] = x
+            g.emit(ind, f"{x} = {_default_expr(g, f)}")
+        nt = g.var("nt")
+        _dec_uvarint(g, nt, ind)
+        g.emit(ind, f"for _ in range({nt}):")
+        tag, size, tend = g.var("tag"), g.var("sz"), g.var("te")
+        _dec_uvarint(g, tag, ind + 1)
+        _dec_uvarint(g, size, ind + 1)
+        g.emit(ind + 1, f"if {size} > end - pos: _raise({g.const(f'{path}: tagged field exceeds the bytes left')})")
+        g.emit(ind + 1, f"{tend} = pos + {size}")
+        kw = "if"
+        for f in tagged:
+            g.emit(ind + 1, f"{kw} {tag} == {f.tag}:")
+            kw = "elif"
+            what = f"{path}.{f.name}"
+            r = _dec_value(g, f, v, True, ind + 2, what)
+            g.emit(ind + 2, f"{vals[f.name]} = {r}")
+            g.emit(ind + 2, f"if pos != {tend}: _raise({g.const(f'{what}: tagged field size mismatch')})")
+        # Unknown tags are kept as raw bytes so that re-encoding writes them back (KIP-482).
+        uind = ind + 1
+        if tagged:
+            g.emit(ind + 1, "else:")
+            uind += 1
+        g.emit(uind, f"if {unknown} is None: {unknown} = {{}}")
+        g.emit(uind, f"{unknown}[{tag}] = bytes(buf[pos:{tend}])")
+        g.emit(uind, f"pos = {tend}")
+    obj = g.var("r")
+    args = [vals.get(f.name) or _default_expr(g, f) for f in st.fields]
+    g.emit(ind, f"{obj} = {g.cls(st)}({', '.join(args)})")
+    if unknown is not None:
+        g.emit(ind, f"if {unknown} is not None: {obj}._unknown_tags = {unknown}")
+    return obj
+
+
+def compile_decoder(schema: MessageSchema, version: int, classes: dict[int, type]) -> Callable[[Any], tuple]:
+    """Build ``decode(memoryview) -> (message, end_position)`` for ``schema`` at ``version``."""
+    g = _Gen(classes, None)
+    flex = schema.is_flexible(version)
+    g.emit(0, "def decode(buf):")
+    g.emit(1, "end = len(buf)")
+    g.emit(1, "pos = 0")
+    r = _dec_struct(g, schema.root, version, flex, 1, schema.name)
+    g.emit(1, f"return {r}, pos")
+    return _finish(g, "decode", schema, version, "dec")
+
+
+def _finish(g: _Gen, fname: str, schema: MessageSchema, version: int, kind: str) -> Callable:
+    src = g.source()
+    code = compile(src, f"<kafkawire {kind} {schema.name} v{version}>", "exec")
+    exec(code, g.ns)
+    fn = g.ns[fname]
+    fn.__source__ = src  # kept for debugging: print(FetchResponse._decoder(4).__source__)
+    return fn

@@ -1,0 +1,53 @@
+"""Build the message classes of every supported API from :mod:`kafkawire.protocol.messages`."""
+
+from __future__ import annotations
+
+import importlib
+
+from ._records import FetchPartitionMixin, records_to_bytes
+from .message import Request, Response, build_message
+
+__all__ = ["API_MODULES", "build_pair"]
+
+#: API key -> module under kafkawire.protocol.messages holding REQUEST and RESPONSE schemas.
+API_MODULES: dict[int, str] = {
+    0: "produce",
+    1: "fetch",
+    2: "list_offsets",
+    3: "metadata",
+    8: "offset_commit",
+    9: "offset_fetch",
+    10: "find_coordinator",
+    11: "join_group",
+    12: "heartbeat",
+    13: "leave_group",
+    14: "sync_group",
+    15: "describe_groups",
+    16: "list_groups",
+    17: "sasl_handshake",
+    18: "api_versions",
+    19: "create_topics",
+    20: "delete_topics",
+    21: "delete_records",
+    22: "init_producer_id",
+    32: "describe_configs",
+    36: "sasl_authenticate",
+    37: "create_partitions",
+}
+
+# Behaviour added to particular generated structs, by struct name.
+_RESPONSE_MIXINS = {"fetch": {"PartitionData": FetchPartitionMixin}}
+
+
+def build_pair(module: str) -> tuple[type[Request], type[Response]]:
+    """Build (RequestClass, ResponseClass) from ``kafkawire.protocol.messages.<module>``."""
+    mod = importlib.import_module(f"{__package__}.messages.{module}")
+    req = build_message(mod.REQUEST, Request)
+    resp = build_message(mod.RESPONSE, Response, _RESPONSE_MIXINS.get(module))
+    if req.API_KEY != resp.API_KEY or (req.MIN_VERSION, req.MAX_VERSION) != (resp.MIN_VERSION, resp.MAX_VERSION):
+        raise ValueError(f"{module}: request and response schemas disagree on key or versions")
+    if module == "produce":
+        req._records_encoder = staticmethod(records_to_bytes)  # type: ignore[attr-defined]
+    req.RESPONSE = resp
+    resp.REQUEST = req
+    return req, resp

@@ -1,0 +1,63 @@
+"""Kafka as a PySpark data source, through kafkawire's columnar decoder (PySpark 4.x Python data sources).
+
+Registered as ``kafkawire`` (automatically when kafkawire is installed, through the top-level
+``pyspark_kafkawire`` module; otherwise with :func:`register` or :func:`session`)::
+
+    from kafkawire.spark import session
+
+    spark = session("local[2]")
+    df = (spark.read.format("kafkawire")
+          .option("kafka.bootstrap.servers", "127.0.0.1:9092")
+          .option("subscribe", "events")
+          .load())
+
+It mirrors Spark's built-in ``kafka`` source. Read schema: ``key binary, value binary, topic string,
+partition int, offset long, timestamp timestamp, timestampType int``, plus ``headers
+array<struct<key:string,value:binary>>`` with ``includeHeaders=true`` (null when a record has none).
+
+Read options (names case-insensitive): ``kafka.bootstrap.servers`` (required); exactly one of ``assign``
+(``{"topic":[0,1]}``), ``subscribe`` (comma list), ``subscribePattern`` (regex, whole topic name);
+``startingOffsets`` / ``endingOffsets`` (``earliest``, ``latest`` or ``{"topic":{"0":23,"1":-2}}``, -2
+earliest, -1 latest; batch defaults earliest → latest, streaming starts at latest);
+``startingTimestamp`` / ``startingOffsetsByTimestamp`` / ``endingTimestamp`` / ``endingOffsetsByTimestamp``
+(ms; a timestamp wins over offsets), ``startingOffsetsByTimestampStrategy`` (``error``/``latest``),
+``failOnDataLoss`` (default true), ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger``, ``maxTriggerDelay``,
+``minPartitions``, ``maxRecordsPerPartition``, ``includeHeaders``, ``kafkaConsumer.pollTimeoutMs``, and
+``kafka.*`` for the client (``client.id``, ``request.timeout.ms``, ``max.partition.fetch.bytes``,
+``fetch.max.wait.ms``, ``isolation.level``).
+
+Write options: ``kafka.bootstrap.servers``, ``topic`` (overrides a ``topic`` column), ``includeHeaders``,
+``kafka.acks``, ``kafka.compression.type``. Written columns: ``value`` (string/binary, required), ``key``
+(string/binary), ``topic`` (string), ``partition`` (int), ``headers``.
+
+Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
+committed offset. ``Trigger.AvailableNow`` reads what existed when the query started, honouring
+``maxOffsetsPerTrigger`` per micro-batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidOptionError, KafkaDataLossError, KafkaSparkError, WriteSchemaError
+from .session import prepare_environment, register, session
+
+__all__ = [
+    "InvalidOptionError",
+    "KafkaDataLossError",
+    "KafkaSparkError",
+    "KafkaWireDataSource",
+    "WriteSchemaError",
+    "prepare_environment",
+    "register",
+    "session",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The data source class imports pyspark; keep `import kafkawire.spark` cheap without it.
+    if name == "KafkaWireDataSource":
+        from .source import KafkaWireDataSource
+
+        return KafkaWireDataSource
+    raise AttributeError(name)

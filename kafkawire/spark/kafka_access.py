@@ -1,0 +1,254 @@
+"""Everything the Spark source needs from Kafka, behind one small class: the only module that touches the client.
+
+:class:`KafkaAccess` lists the partitions a query subscribes to, resolves earliest / latest / by-timestamp
+offsets, fetches an offset range as a sequence of :class:`~kafkawire.columns.RecordColumns` and produces
+the rows of an Arrow batch. It is built from the ``kafka.*`` options alone (cheap, picklable) and opens
+its :class:`kafkawire.Client` on first use, because Spark builds readers and writers in one process and
+runs them in others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..columns import RecordColumns
+from .errors import InvalidOptionError, KafkaDataLossError, tp_str
+from .options import SourceOptions, TopicPartition
+
+__all__ = ["KafkaAccess", "client_kwargs"]
+
+log = logging.getLogger("kafkawire.spark")
+
+#: ``kafka.<name>`` options that map onto :class:`kafkawire.Client` constructor arguments.
+_CLIENT_PARAMS: dict[str, tuple[str, type]] = {
+    "client.id": ("client_id", str),
+    "request.timeout.ms": ("request_timeout_ms", int),
+}
+#: ``kafka.<name>`` options that tune fetches (consumer names as Spark users know them).
+_FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")
+#: ``kafka.<name>`` options that tune produce requests.
+_PRODUCE_PARAMS = ("acks", "compression.type")
+_IGNORED = ("bootstrap.servers", "group.id", "key.serializer", "value.serializer")
+
+#: Default bytes asked for per fetch of one partition (the broker may send more; the client guards).
+DEFAULT_FETCH_BYTES = 8 * 1024 * 1024
+
+
+def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
+    """Constructor keyword arguments for the client from ``kafka.*`` options (prefix already removed).
+
+    Options the client has no use for are logged once and ignored, as the Java client warns about unused
+    configuration instead of failing.
+    """
+    out: dict[str, Any] = {}
+    for key, value in kafka_params.items():
+        if key in _CLIENT_PARAMS:
+            name, conv = _CLIENT_PARAMS[key]
+            try:
+                out[name] = conv(value)
+            except ValueError:
+                raise InvalidOptionError(f"Invalid value {value} for configuration {key}") from None
+        elif key not in _FETCH_PARAMS and key not in _PRODUCE_PARAMS and key not in _IGNORED:
+            log.warning("The configuration '%s' was supplied but isn't used by kafkawire.", key)
+    out.setdefault("client_id", "kafkawire-spark")
+    return out
+
+
+def _client_class() -> Any:
+    """The client class: :class:`kafkawire.Client`, or ``module:Class`` from ``KAFKAWIRE_SPARK_CLIENT``.
+
+    The override exists for tests and benchmarks that need to put another implementation of the same
+    API under the data source; it is read in every process (driver and executors alike).
+    """
+    spec = os.environ.get("KAFKAWIRE_SPARK_CLIENT")
+    if spec:
+        module, _, name = spec.partition(":")
+        return getattr(importlib.import_module(module), name or "Client")
+    from ..client import Client
+
+    return Client
+
+
+class KafkaAccess:
+    """A lazily connected view of a Kafka cluster, sized for what one Spark task or planner does."""
+
+    def __init__(self, kafka_params: Mapping[str, str]) -> None:
+        self.kafka_params = dict(kafka_params)
+        if "bootstrap.servers" not in self.kafka_params:
+            raise InvalidOptionError(
+                "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
+            )
+        self._client: Any = None
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _client_class()(self.kafka_params["bootstrap.servers"], **client_kwargs(self.kafka_params))
+        return self._client
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> KafkaAccess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:  # never ship a live connection to another process
+        return {"kafka_params": self.kafka_params, "_client": None}
+
+    # ------------------------------------------------------------------------------------- metadata
+
+    def topic_partitions(self, opts: SourceOptions) -> list[TopicPartition]:
+        """The partitions ``assign`` / ``subscribe`` / ``subscribePattern`` select, sorted.
+
+        ``assign`` is taken as given (like Spark's ``AssignStrategy``, which does not check existence);
+        ``subscribe`` ignores topics that do not exist yet (they join when they appear).
+        """
+        if opts.strategy == "assign":
+            return sorted(opts.strategy_value)  # type: ignore[arg-type]
+        topics = self._topics()
+        out = [(t, p) for t, parts in topics.items() if opts.matches_topic(t) for p in parts]
+        return sorted(out)
+
+    def _topics(self) -> dict[str, list[int]]:
+        """``{topic: [partition, ...]}`` for every topic the cluster reports (internal ones excluded)."""
+        md = self.client.metadata()
+        out: dict[str, list[int]] = {}
+        for t in md.topics:
+            if getattr(t, "error_code", 0) or getattr(t, "is_internal", False) or t.name.startswith("__"):
+                continue
+            out[t.name] = sorted(p.partition_index for p in t.partitions)
+        return out
+
+    def partition_count(self, topic: str) -> int:
+        """Number of partitions of ``topic`` (0 when it does not exist)."""
+        return len(self._topics().get(topic, []))
+
+    # -------------------------------------------------------------------------------------- offsets
+
+    def earliest_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        return self._list_offsets({tp: -2 for tp in tps})
+
+    def latest_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        return self._list_offsets({tp: -1 for tp in tps})
+
+    def offsets_for_times(self, query: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        return self._list_offsets(dict(query))
+
+    def _list_offsets(self, query: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        if not query:
+            return {}
+        isolation = self.kafka_params.get("isolation.level", "read_uncommitted")
+        found = self.client.list_offsets(dict(query), isolation=isolation)
+        return {tp: int(found[tp]) for tp in query}
+
+    # ---------------------------------------------------------------------------------------- fetch
+
+    def fetch_range(
+        self,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        *,
+        fail_on_data_loss: bool = True,
+        poll_timeout_ms: int = 120_000,
+    ) -> Iterator[tuple[RecordColumns, int, int]]:
+        """Fetch offsets ``[start, end)`` of one partition: yields ``(columns, lo, hi)``.
+
+        Rows ``lo:hi`` of each :class:`RecordColumns` are the records inside the range (a fetch may return
+        records after ``end``; records before the fetch offset are dropped by the decoder). Gaps in the
+        offsets (compaction, transaction markers, aborted batches under read_committed) are normal:
+        progress follows ``next_offset``, which moves past them. A start below the log start offset is
+        data loss (an error, or a jump to the log start with ``failOnDataLoss=false``); so is a range that
+        stops making progress for ``kafkaConsumer.pollTimeoutMs`` because its end is past the log end.
+        """
+        offset = start
+        max_bytes = int(self.kafka_params.get("max.partition.fetch.bytes", DEFAULT_FETCH_BYTES))
+        max_wait_ms = int(self.kafka_params.get("fetch.max.wait.ms", 500))
+        isolation = self.kafka_params.get("isolation.level", "read_uncommitted")
+        tp = (topic, partition)
+        if offset < end:
+            earliest = self.earliest_offsets([tp])[tp]
+            if offset < earliest:
+                if fail_on_data_loss:
+                    raise KafkaDataLossError(
+                        f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
+                        f"the earliest available offset is {earliest}."
+                    )
+                log.warning("skipping offsets [%d, %d) of %s: no longer available", offset, earliest, tp_str(*tp))
+                offset = earliest
+        deadline = time.monotonic() + poll_timeout_ms / 1000
+        while offset < end:
+            cols = self.client.fetch(
+                topic, partition, offset, max_bytes=max_bytes, max_wait_ms=max_wait_ms, isolation=isolation
+            )
+            n = len(cols)
+            if n:
+                lo = int(np.searchsorted(cols.offset, offset, side="left"))
+                hi = int(np.searchsorted(cols.offset, end, side="left"))
+                if hi > lo:
+                    yield cols, lo, hi
+            nxt = int(cols.next_offset)
+            if nxt > offset:
+                offset = nxt
+                deadline = time.monotonic() + poll_timeout_ms / 1000
+                continue
+            # No progress: either the records are not there yet (high watermark moving) or they never will be.
+            latest = self.latest_offsets([tp])[tp]
+            if latest >= end and time.monotonic() < deadline:
+                continue
+            if latest < end and latest <= offset:
+                msg = (
+                    f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
+                    f"the latest available offset is {latest}."
+                )
+                if fail_on_data_loss:
+                    raise KafkaDataLossError(msg)
+                log.warning("%s", msg)
+                return
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"Cannot fetch record for offset {offset} of {tp_str(*tp)} in {poll_timeout_ms} milliseconds"
+                )
+
+    # -------------------------------------------------------------------------------------- produce
+
+    def produce(
+        self,
+        topic: str,
+        values: Any,
+        *,
+        keys: Any = None,
+        partition: int | None = None,
+        headers: list[list[tuple[str, bytes | None]] | None] | None = None,
+    ) -> int:
+        """Produce one group of rows (Arrow binary arrays for keys/values) and wait for the acks."""
+        acks_text = str(self.kafka_params.get("acks", "all")).strip().lower()
+        acks = -1 if acks_text in ("all", "-1") else int(acks_text)
+        compression = self.kafka_params.get("compression.type")
+        if compression in (None, "", "none"):
+            compression = None
+        self.client.produce(
+            topic,
+            values,
+            keys=keys,
+            partition=partition,
+            headers=headers,
+            acks=acks,
+            compression=compression,
+        )
+        return len(values)

