@@ -44,15 +44,15 @@ cdef extern from "kw_wire.h" nogil:
         int32_t *hdr_off
         int32_t *key_off
         uint8_t *key_data
-        uint8_t *key_valid
+        uint8_t *key_null
         int32_t *val_off
         uint8_t *val_data
-        uint8_t *val_valid
+        uint8_t *val_null
         int32_t *hk_off
         uint8_t *hk_data
         int32_t *hv_off
         uint8_t *hv_data
-        uint8_t *hv_valid
+        uint8_t *hv_null
         int64_t rec_cap
         int64_t hdr_cap
         int64_t n
@@ -74,7 +74,15 @@ cdef extern from "kw_wire.h" nogil:
         int log_append_time
 
     int KW_OK
+    int KW_COPY_SLACK
     int KW_CORRUPT
     int KW_NEED_HEADERS
     int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t count, const kw_batch_ctx *b,
                             const char **err)
+
+
+cdef extern from "kw_pool.h" nogil:
+    void *kw_pool_get(size_t size, size_t *cap)
+    void kw_pool_put(void *p, size_t cap)
+    void kw_pool_set_limit(size_t limit)
+    size_t kw_pool_cached_bytes()

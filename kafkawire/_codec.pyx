@@ -20,6 +20,7 @@ cimport cython
 cimport numpy as cnp
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize
+from cpython.ref cimport Py_INCREF
 from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
@@ -276,6 +277,61 @@ cdef inline cnp.ndarray _empty(Py_ssize_t n, int typenum):
     return cnp.PyArray_EMPTY(1, &dim, typenum, 0)
 
 
+@cython.final
+cdef class _Block:
+    """Owner of a pooled buffer (kw_pool.h), the ``base`` of the numpy array built on it.
+
+    When the last array using it goes away, the buffer returns to the pool, already faulted in, for the
+    next decode."""
+
+    cdef void *ptr
+    cdef size_t cap
+
+    def __dealloc__(self):
+        kw_pool_put(self.ptr, self.cap)
+
+
+cdef enum:
+    POOL_MIN_BYTES = 65536  # below this, numpy's allocator (and glibc's heap) serve well
+
+
+cdef cnp.ndarray _pooled(Py_ssize_t n, int typenum, Py_ssize_t itemsize):
+    """An uninitialised 1-d array of n items, on a reused buffer when it is large."""
+    cdef cnp.npy_intp dim = n
+    cdef _Block blk
+    cdef cnp.ndarray arr
+    if n * itemsize < POOL_MIN_BYTES:
+        return cnp.PyArray_EMPTY(1, &dim, typenum, 0)
+    blk = _Block.__new__(_Block)
+    blk.ptr = kw_pool_get(<size_t>(n * itemsize), &blk.cap)
+    if blk.ptr == NULL:
+        raise MemoryError()
+    arr = cnp.PyArray_SimpleNewFromData(1, &dim, typenum, blk.ptr)
+    Py_INCREF(blk)  # PyArray_SetBaseObject steals a reference
+    cnp.PyArray_SetBaseObject(arr, blk)
+    return arr
+
+
+def _buffer_pool(limit=None):
+    """Bytes of decode buffers cached for reuse; with ``limit``, first cap the cache (0 disables it)."""
+    if limit is not None:
+        if limit < 0:
+            raise ValueError("limit must be >= 0")
+        kw_pool_set_limit(<size_t>limit)
+    return kw_pool_cached_bytes()
+
+
+cdef inline cnp.ndarray _zeros(Py_ssize_t n, int typenum):
+    # calloc: large zeroed buffers arrive as untouched zero pages, paid for only where written.
+    cdef cnp.npy_intp dim = n
+    return cnp.PyArray_ZEROS(1, &dim, typenum, 0)
+
+
+cdef object _valid(cnp.ndarray null_mask, Py_ssize_t n, int64_t nulls):
+    """The validity array of a column from its null mask, or None when nothing is null."""
+    return np.logical_not(null_mask[:n]) if nulls else None
+
+
 cdef inline void *_ptr(cnp.ndarray a):
     return cnp.PyArray_DATA(a)
 
@@ -407,6 +463,11 @@ cdef class _Decoder:
     cdef Entry *entries
     cdef Py_ssize_t n_entries, cap_entries
     cdef list keep  # decompressed buffers referenced by entries
+    # read-committed state (Java's CompletedFetch): next aborted entry, producers in an aborted range
+    cdef bint read_committed
+    cdef list aborted
+    cdef Py_ssize_t ai, na
+    cdef set aborted_pids
     # sizing from pass 1
     cdef int64_t rec_bound, bytes_bound, batch_bound
     cdef int64_t next_offset
@@ -415,8 +476,8 @@ cdef class _Decoder:
     cdef kw_cols c
     cdef Py_ssize_t nb
     cdef cnp.ndarray a_offset, a_timestamp, a_ttype, a_batch_index, a_hdr_off
-    cdef cnp.ndarray a_key_off, a_key_data, a_key_valid, a_val_off, a_val_data, a_val_valid
-    cdef cnp.ndarray a_hk_off, a_hk_data, a_hv_off, a_hv_data, a_hv_valid
+    cdef cnp.ndarray a_key_off, a_key_data, a_key_null, a_val_off, a_val_data, a_val_null
+    cdef cnp.ndarray a_hk_off, a_hk_data, a_hv_off, a_hv_data, a_hv_null
     cdef cnp.ndarray b_base, b_pid, b_epoch, b_seq, b_ple, b_txn, b_magic, b_codec
 
     def __cinit__(self):
@@ -454,22 +515,125 @@ cdef class _Decoder:
         out_len[0] = len(out)
         return <const uint8_t *>PyBytes_AS_STRING(out)
 
-    # ---------------------------------------------------------------- pass 1: framing, CRC, filters
-    cdef int scan(self, bint read_committed, list aborted) except -1:
-        cdef const uint8_t *e
-        cdef Py_ssize_t pos = 0, left, sec_len
-        cdef int32_t length, count, lod
-        cdef int8_t magic
-        cdef int16_t attrs
-        cdef int codec
-        cdef int64_t base, pid, last
-        cdef uint32_t stored, computed
+    # ---------------------------------------------------------------- pass 1: framing, filters, sizes
+    cdef int check_v2_crc(self, const uint8_t *e, int32_t length) except -1:
+        """Raise CrcMismatchError unless the CRC32C over [attributes, end) matches the stored one."""
+        cdef uint32_t stored = kw_be32(e + V2_CRC)
+        cdef uint32_t computed
+        cdef int64_t base
+        if length >= NOGIL_BYTES:
+            with nogil:
+                computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
+        else:
+            computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
+        if stored != computed:
+            base = kw_be_i64(e)
+            raise CrcMismatchError(base, <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>kw_be_i32(e + V2_LOD))),
+                                   stored, computed)
+        return 0
+
+    cdef int scan_v2(self, const uint8_t *e, Py_ssize_t pos, int32_t length) except -1:
+        """Pass-1 checks of one record batch after its CRC (spec order: codec, count, filters, size).
+
+        The CRC itself is checked in pass 2, right before the batch is parsed, while its bytes are in
+        cache; when a check here fails, the caller checks the CRC first so that a damaged batch still
+        reports CrcMismatchError, as a front-to-back decoder would.
+        """
+        cdef Py_ssize_t sec_len
+        cdef int32_t count
+        cdef int16_t attrs = kw_be_i16(e + V2_ATTRS)
+        cdef int codec = attrs & 7
+        cdef int64_t base = kw_be_i64(e)
+        cdef int64_t last = <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>kw_be_i32(e + V2_LOD)))
+        cdef int64_t pid
         cdef bint skip
         cdef Entry *ent
-        cdef LegacyMsg m
-        cdef Py_ssize_t ai = 0, na = len(aborted)
-        cdef set aborted_pids = set()
         cdef const uint8_t *sec
+        if codec > 4:
+            raise UnsupportedCodecError(f"unknown compression codec {codec} in the batch at offset {base}")
+        count = kw_be_i32(e + V2_COUNT)
+        if count < 0:
+            raise CorruptRecordError(f"negative record count {count} in the batch at offset {base}")
+        sec = e + V2_HEADER
+        sec_len = 12 + length - V2_HEADER
+        skip = (attrs & ATTR_CONTROL) != 0
+        pid = kw_be_i64(e + V2_PID)
+        if self.read_committed and pid >= 0:
+            # Java consumer semantics: an aborted transaction's range opens when its first offset is
+            # reached and closes at the producer's ABORT marker.
+            while self.ai < self.na and self.aborted[self.ai][1] <= last:
+                self.aborted_pids.add(self.aborted[self.ai][0])
+                self.ai += 1
+            if attrs & ATTR_CONTROL:
+                if count > 0:
+                    if codec:
+                        sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
+                    if _control_is_abort(sec, <size_t>sec_len):
+                        self.aborted_pids.discard(pid)
+            elif (attrs & ATTR_TRANSACTIONAL) and pid in self.aborted_pids:
+                skip = True  # aborted: neither decompressed nor parsed
+        if skip:
+            ent = self._new_entry()
+            ent.kind = KIND_V2_SKIP
+        else:
+            if codec:
+                sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
+            if count > sec_len // MIN_V2_RECORD:
+                raise CorruptRecordError(f"batch at offset {base} claims {count} records in {sec_len} bytes")
+            # Appended only now: pass 2 must never see an entry that failed a check here.
+            ent = self._new_entry()
+            ent.kind = KIND_V2
+            ent.sec = sec
+            ent.sec_len = sec_len
+            ent.count = count
+            self.rec_bound += count
+            self.bytes_bound += sec_len
+            self.batch_bound += 1
+        ent.start = pos
+        ent.end = pos + 12 + length
+        # KAFKA-5443: the next fetch starts after this batch even if it yields no records.
+        self.next_offset = <int64_t>(<uint64_t>last + 1)
+        return 0
+
+    cdef int scan_legacy(self, const uint8_t *e, Py_ssize_t pos, int32_t length, int8_t magic) except -1:
+        """Pass-1 checks of one magic 0/1 message (CRC included: legacy messages are small)."""
+        cdef LegacyMsg m
+        cdef Entry *ent
+        cdef const uint8_t *sec
+        cdef Py_ssize_t sec_len
+        cdef int codec
+        _check_legacy_min(e, length, magic)
+        _parse_legacy(e, length, self.verify_crc, False, &m)
+        codec = m.attrs & 7
+        if codec == 0:
+            ent = self._new_entry()
+            ent.kind = KIND_LEGACY
+            self.next_offset = <int64_t>(<uint64_t>m.offset + 1)
+            self.rec_bound += 1
+            self.bytes_bound += length
+        else:
+            if m.vlen < 0:
+                raise CorruptRecordError(f"compressed message at offset {m.offset} has a null value")
+            sec = self._decompress(codec, m.value, m.vlen, magic, &sec_len)
+            if sec_len == 0:
+                # Java: "Found invalid compressed record set with no inner records".
+                raise CorruptRecordError(f"compressed message at offset {m.offset} holds no messages")
+            ent = self._new_entry()
+            ent.kind = KIND_LEGACY_WRAPPER
+            ent.sec = sec
+            ent.sec_len = sec_len
+            self.rec_bound += sec_len // MIN_LEGACY_ENTRY + 1
+            self.bytes_bound += sec_len
+        ent.start = pos
+        ent.end = pos + 12 + length
+        self.batch_bound += 1
+        return 0
+
+    cdef int scan(self) except -1:
+        cdef const uint8_t *e
+        cdef Py_ssize_t pos = 0, left
+        cdef int32_t length
+        cdef int8_t magic
         cdef Py_ssize_t n_complete = 0
         while True:
             left = self.size - pos
@@ -489,92 +653,14 @@ cdef class _Decoder:
             if magic == 2:
                 if length < V2_HEADER - 12:
                     raise CorruptRecordError(f"record batch at byte {pos} is {length} bytes, shorter than its header")
-                base = kw_be_i64(e)
-                lod = kw_be_i32(e + V2_LOD)
-                if self.verify_crc:
-                    stored = kw_be32(e + V2_CRC)
-                    if length >= NOGIL_BYTES:
-                        with nogil:
-                            computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
-                    else:
-                        computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
-                    if stored != computed:
-                        raise CrcMismatchError(base, <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>lod)), stored,
-                                               computed)
-                attrs = kw_be_i16(e + V2_ATTRS)
-                codec = attrs & 7
-                if codec > 4:
-                    raise UnsupportedCodecError(f"unknown compression codec {codec} in the batch at offset {base}")
-                count = kw_be_i32(e + V2_COUNT)
-                if count < 0:
-                    raise CorruptRecordError(f"negative record count {count} in the batch at offset {base}")
-                # KAFKA-5443: the next fetch starts after this batch even if it yields no records.
-                self.next_offset = <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>lod) + 1)
-                sec = e + V2_HEADER
-                sec_len = 12 + length - V2_HEADER
-                skip = (attrs & ATTR_CONTROL) != 0
-                pid = kw_be_i64(e + V2_PID)
-                if read_committed and pid >= 0:
-                    # Java consumer semantics: an aborted transaction's range opens when its first offset
-                    # is reached and closes at the producer's ABORT marker.
-                    last = <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>lod))
-                    while ai < na and aborted[ai][1] <= last:
-                        aborted_pids.add(aborted[ai][0])
-                        ai += 1
-                    if attrs & ATTR_CONTROL:
-                        if count > 0:
-                            if codec:
-                                sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
-                            if _control_is_abort(sec, <size_t>sec_len):
-                                aborted_pids.discard(pid)
-                    elif (attrs & ATTR_TRANSACTIONAL) and pid in aborted_pids:
-                        skip = True
-                if skip:
-                    ent = self._new_entry()
-                    ent.kind = KIND_V2_SKIP
-                else:
-                    if codec:
-                        sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
-                    if count > sec_len // MIN_V2_RECORD:
-                        raise CorruptRecordError(
-                            f"batch at offset {base} claims {count} records in {sec_len} bytes")
-                    # Appended only now: pass 2 must never see an entry that failed a check here.
-                    ent = self._new_entry()
-                    ent.kind = KIND_V2
-                    ent.sec = sec
-                    ent.sec_len = sec_len
-                    ent.count = count
-                    self.rec_bound += count
-                    self.bytes_bound += sec_len
-                    self.batch_bound += 1
-                ent.start = pos
-                ent.end = pos + 12 + length
+                try:
+                    self.scan_v2(e, pos, length)
+                except BaseException:
+                    if self.verify_crc:
+                        self.check_v2_crc(e, length)
+                    raise
             else:
-                _check_legacy_min(e, length, magic)
-                _parse_legacy(e, length, self.verify_crc, False, &m)
-                codec = m.attrs & 7
-                if codec == 0:
-                    ent = self._new_entry()
-                    ent.kind = KIND_LEGACY
-                    self.next_offset = <int64_t>(<uint64_t>m.offset + 1)
-                    self.rec_bound += 1
-                    self.bytes_bound += length
-                else:
-                    if m.vlen < 0:
-                        raise CorruptRecordError(f"compressed message at offset {m.offset} has a null value")
-                    sec = self._decompress(codec, m.value, m.vlen, magic, &sec_len)
-                    if sec_len == 0:
-                        # Java: "Found invalid compressed record set with no inner records".
-                        raise CorruptRecordError(f"compressed message at offset {m.offset} holds no messages")
-                    ent = self._new_entry()
-                    ent.kind = KIND_LEGACY_WRAPPER
-                    ent.sec = sec
-                    ent.sec_len = sec_len
-                    self.rec_bound += sec_len // MIN_LEGACY_ENTRY + 1
-                    self.bytes_bound += sec_len
-                ent.start = pos
-                ent.end = pos + 12 + length
-                self.batch_bound += 1
+                self.scan_legacy(e, pos, length, magic)
             pos += 12 + length
             n_complete += 1
             self.valid_bytes = pos
@@ -594,17 +680,17 @@ cdef class _Decoder:
         cdef kw_cols *c
         if nbytes > INT32_MAX:
             raise ValueError("decoded keys or values would exceed the 2 GiB limit of a binary column")
-        self.a_offset = _empty(nrec, cnp.NPY_INT64)
-        self.a_timestamp = _empty(nrec, cnp.NPY_INT64)
-        self.a_ttype = _empty(nrec, cnp.NPY_INT8)
-        self.a_batch_index = _empty(nrec, cnp.NPY_INT32)
-        self.a_hdr_off = _empty(nrec + 1, cnp.NPY_INT32)
-        self.a_key_off = _empty(nrec + 1, cnp.NPY_INT32)
-        self.a_key_data = _empty(nbytes, cnp.NPY_UINT8)
-        self.a_key_valid = _empty(nrec, cnp.NPY_BOOL)
-        self.a_val_off = _empty(nrec + 1, cnp.NPY_INT32)
-        self.a_val_data = _empty(nbytes, cnp.NPY_UINT8)
-        self.a_val_valid = _empty(nrec, cnp.NPY_BOOL)
+        self.a_offset = _pooled(nrec, cnp.NPY_INT64, 8)
+        self.a_timestamp = _pooled(nrec, cnp.NPY_INT64, 8)
+        self.a_ttype = _pooled(nrec, cnp.NPY_INT8, 1)
+        self.a_batch_index = _pooled(nrec, cnp.NPY_INT32, 4)
+        self.a_hdr_off = _zeros(nrec + 1, cnp.NPY_INT32)
+        self.a_key_off = _pooled(nrec + 1, cnp.NPY_INT32, 4)
+        self.a_key_data = _pooled(nbytes + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
+        self.a_key_null = _zeros(nrec, cnp.NPY_BOOL)
+        self.a_val_off = _pooled(nrec + 1, cnp.NPY_INT32, 4)
+        self.a_val_data = _pooled(nbytes + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
+        self.a_val_null = _zeros(nrec, cnp.NPY_BOOL)
         c = &self.c
         c.offset = <int64_t *>_ptr(self.a_offset)
         c.timestamp = <int64_t *>_ptr(self.a_timestamp)
@@ -613,11 +699,10 @@ cdef class _Decoder:
         c.hdr_off = <int32_t *>_ptr(self.a_hdr_off)
         c.key_off = <int32_t *>_ptr(self.a_key_off)
         c.key_data = <uint8_t *>_ptr(self.a_key_data)
-        c.key_valid = <uint8_t *>_ptr(self.a_key_valid)
+        c.key_null = <uint8_t *>_ptr(self.a_key_null)
         c.val_off = <int32_t *>_ptr(self.a_val_off)
         c.val_data = <uint8_t *>_ptr(self.a_val_data)
-        c.val_valid = <uint8_t *>_ptr(self.a_val_valid)
-        c.hdr_off[0] = 0
+        c.val_null = <uint8_t *>_ptr(self.a_val_null)
         c.key_off[0] = 0
         c.val_off[0] = 0
         c.rec_cap = nrec
@@ -643,12 +728,12 @@ cdef class _Decoder:
         self.a_hk_data = _empty(self.bytes_bound, cnp.NPY_UINT8)
         self.a_hv_off = _empty(cap + 1, cnp.NPY_INT32)
         self.a_hv_data = _empty(self.bytes_bound, cnp.NPY_UINT8)
-        self.a_hv_valid = _empty(cap, cnp.NPY_BOOL)
+        self.a_hv_null = _zeros(cap, cnp.NPY_BOOL)
         c.hk_off = <int32_t *>_ptr(self.a_hk_off)
         c.hk_data = <uint8_t *>_ptr(self.a_hk_data)
         c.hv_off = <int32_t *>_ptr(self.a_hv_off)
         c.hv_data = <uint8_t *>_ptr(self.a_hv_data)
-        c.hv_valid = <uint8_t *>_ptr(self.a_hv_valid)
+        c.hv_null = <uint8_t *>_ptr(self.a_hv_null)
         c.hk_off[0] = 0
         c.hv_off[0] = 0
         c.hdr_cap = cap
@@ -675,6 +760,10 @@ cdef class _Decoder:
         cdef int rc
         cdef int16_t attrs = kw_be_i16(e + V2_ATTRS)
         cdef int64_t n0 = self.c.n
+        cdef int32_t length = <int32_t>(ent.end - ent.start - 12)
+        cdef bint check_crc = self.verify_crc
+        cdef uint32_t computed = 0
+        cdef uint32_t stored = kw_be32(e + V2_CRC)
         b.base_offset = kw_be_i64(e)
         b.base_timestamp = kw_be_i64(e + V2_BASE_TS)
         b.max_timestamp = kw_be_i64(e + V2_MAX_TS)
@@ -683,11 +772,21 @@ cdef class _Decoder:
         b.log_append_time = (attrs & ATTR_LOG_APPEND) != 0
         while True:
             saved = self.c
-            if ent.sec_len >= NOGIL_BYTES:
+            # CRC then parse, back to back: the batch is read from memory once and parsed from cache.
+            if ent.sec_len >= NOGIL_BYTES or length >= NOGIL_BYTES:
                 with nogil:
-                    rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
+                    if check_crc:
+                        computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
+                    if not check_crc or computed == stored:
+                        rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
             else:
-                rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
+                if check_crc:
+                    computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
+                if not check_crc or computed == stored:
+                    rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
+            if check_crc and computed != stored:
+                self.check_v2_crc(e, length)  # raises CrcMismatchError
+            check_crc = False
             if rc != KW_NEED_HEADERS:
                 break
             self.c = saved
@@ -709,20 +808,19 @@ cdef class _Decoder:
         if m.klen >= 0:
             memcpy(c.key_data + c.key_len, m.key, <size_t>m.klen)
             c.key_len += m.klen
-            c.key_valid[n] = 1
         else:
-            c.key_valid[n] = 0
+            c.key_null[n] = 1
             c.key_nulls += 1
         c.key_off[n + 1] = <int32_t>c.key_len
         if m.vlen >= 0:
             memcpy(c.val_data + c.val_len, m.value, <size_t>m.vlen)
             c.val_len += m.vlen
-            c.val_valid[n] = 1
         else:
-            c.val_valid[n] = 0
+            c.val_null[n] = 1
             c.val_nulls += 1
         c.val_off[n + 1] = <int32_t>c.val_len
-        c.hdr_off[n + 1] = <int32_t>c.nh
+        if c.hdr_cap:
+            c.hdr_off[n + 1] = <int32_t>c.nh
         c.n = n + 1
 
     cdef int fill_legacy(self, Entry *ent) except -1:
@@ -818,6 +916,9 @@ cdef class _Decoder:
             ent = &self.entries[i]
             if ent.kind == KIND_V2:
                 self.fill_v2(ent)
+            elif ent.kind == KIND_V2_SKIP:
+                if self.verify_crc:
+                    self.check_v2_crc(self.data + ent.start, <int32_t>(ent.end - ent.start - 12))
             elif ent.kind == KIND_LEGACY:
                 self.fill_legacy(ent)
             elif ent.kind == KIND_LEGACY_WRAPPER:
@@ -835,7 +936,7 @@ cdef class _Decoder:
             hv_data = _trim(self.a_hv_data, c.hv_len)
             header_key = BinaryColumn(self.a_hk_off[: c.nh + 1], hk_data, None)
             header_value = BinaryColumn(self.a_hv_off[: c.nh + 1], hv_data,
-                                        self.a_hv_valid[: c.nh] if c.hv_nulls else None)
+                                        _valid(self.a_hv_null, c.nh, c.hv_nulls))
         else:
             empty = np.zeros(0, np.uint8)
             header_key = BinaryColumn(np.zeros(1, np.int32), empty, None)
@@ -845,9 +946,9 @@ cdef class _Decoder:
             timestamp=self.a_timestamp[:n],
             timestamp_type=self.a_ttype[:n],
             key=BinaryColumn(self.a_key_off[: n + 1], _trim(self.a_key_data, c.key_len),
-                             self.a_key_valid[:n] if c.key_nulls else None),
+                             _valid(self.a_key_null, n, c.key_nulls)),
             value=BinaryColumn(self.a_val_off[: n + 1], _trim(self.a_val_data, c.val_len),
-                               self.a_val_valid[:n] if c.val_nulls else None),
+                               _valid(self.a_val_null, n, c.val_nulls)),
             header_offsets=self.a_hdr_off[: n + 1],
             header_key=header_key,
             header_value=header_value,
@@ -871,6 +972,8 @@ cdef cnp.ndarray _trim(cnp.ndarray a, int64_t used):
     ``resize`` reallocs in place (for large buffers glibc just unmaps the tail), so the untouched part of the
     bound is returned to the allocator instead of staying reserved behind a slice."""
     if used < cnp.PyArray_DIM(a, 0):
+        if not cnp.PyArray_CHKFLAGS(a, cnp.NPY_ARRAY_OWNDATA):
+            return a[:used]  # a pooled buffer: the tail goes back to the pool with the rest
         a.resize((used,), refcheck=False)
     return a
 
@@ -893,8 +996,13 @@ def decode(data, verify_crc, fetch_offset, read_committed, aborted):
     d.next_offset = fetch_offset
     d.valid_bytes = 0
     d.rec_bound = d.bytes_bound = d.batch_bound = 0
+    d.read_committed = bool(read_committed)
+    d.aborted = aborted if type(aborted) is list else list(aborted)
+    d.ai = 0
+    d.na = len(d.aborted)
+    d.aborted_pids = set()
     try:
-        d.scan(bool(read_committed), aborted if type(aborted) is list else list(aborted))
+        d.scan()
     except Exception as exc:
         # Entries before the faulty one are decoded first, so that an error inside one of them wins,
         # exactly as in a decoder that goes front to back.

@@ -330,12 +330,22 @@ def _skippable_frame(mv: memoryview, pos: int) -> int | None:
     return pos + 8 + size
 
 
+def _frame_output(content_size: int | None, walked: int, codec: str) -> int:
+    """A frame's output bound: its declared content size, which its blocks must be able to produce."""
+    if content_size is None:
+        return walked
+    if content_size > walked:
+        raise DecompressionError(f"{codec} frame declares {content_size} bytes but its blocks hold at most {walked}")
+    return content_size
+
+
 def _lz4_scan(mv: memoryview) -> tuple[list[tuple[int, int]], int, bool]:
     """Validate the framing of a sequence of LZ4 frames without decompressing anything.
 
     Returns ``(frame start, header checksum position)`` of each frame, an upper bound of the decompressed
-    size (the declared content sizes, else per block the block maximum, or the exact size of stored
-    blocks) and whether that bound is exact (every frame declared its content size). Malformed or
+    size (the declared content sizes, else per block what it can hold: its exact size when stored, else
+    the block maximum or 256 times its compressed size, whichever is smaller) and whether that bound is
+    exact (every frame declared its content size). Malformed or
     truncated framing raises :class:`DecompressionError` before any output buffer is allocated.
     """
     n = len(mv)
@@ -381,18 +391,17 @@ def _lz4_scan(mv: memoryview) -> tuple[list[tuple[int, int]], int, bool]:
                 size = word & 0x7FFFFFFF
                 if size > block_max:
                     raise DecompressionError(f"LZ4 block of {size} bytes exceeds the frame's {block_max}")
-                walked += size if word & 0x80000000 else block_max
+                # A compressed LZ4 block cannot expand more than ~255x (a match-length extension byte
+                # adds at most 255 bytes), which keeps a tiny hostile frame from sizing a large buffer.
+                walked += size if word & 0x80000000 else min(block_max, 256 * size + 64)
                 p += size + block_checksum
                 if p > n:
                     raise DecompressionError("truncated LZ4 block")
             p += 4 if flg & 0x04 else 0  # content checksum
             if p > n:
                 raise DecompressionError("truncated LZ4 content checksum")
-            if content_size is None:
-                exact = False
-                total += walked
-            else:
-                total += content_size
+            total += _frame_output(content_size, walked, "lz4")
+            exact = exact and content_size is not None
             pos = p
         if pos == n:
             return headers, total, exact
@@ -482,11 +491,8 @@ def _zstd_scan(mv: memoryview) -> tuple[int, bool]:
             p += 4 if fhd & 0x04 else 0  # content checksum
             if p > n:
                 raise DecompressionError("truncated zstd content checksum")
-            if content_size is None:
-                exact = False
-                total += walked
-            else:
-                total += content_size
+            total += _frame_output(content_size, walked, "zstd")
+            exact = exact and content_size is not None
             pos = p
         if pos == n:
             return total, exact

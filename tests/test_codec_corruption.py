@@ -379,6 +379,19 @@ def _rec_with(raw_fields: bytes, declared_len: int | None = None) -> bytes:
 
 FIELDS_OK = b"\x00" + varlong(0) + varint(0)  # attributes, timestampDelta, offsetDelta
 
+
+def lz4_frame_claiming(content_size: int, block: bytes) -> bytes:
+    """A well-formed LZ4 frame with one stored block whose header *declares* ``content_size`` bytes."""
+    desc = bytes([0x68, 0x40]) + struct.pack("<Q", content_size)  # FLG: v01, independent, content size
+    hc = (compression.xxh32(desc) >> 8) & 0xFF
+    return b"\x04\x22\x4d\x18" + desc + bytes([hc]) + struct.pack("<I", len(block) | 0x80000000) + block + b"\0" * 4
+
+
+def zstd_frame_claiming(content_size: int, block: bytes) -> bytes:
+    """A zstd frame (single segment, 4-byte content size) with one raw block, declaring ``content_size``."""
+    header = struct.pack("<IBI", 0xFD2FB528, 0xA0, content_size)
+    return header + ((len(block) << 3) | 1).to_bytes(3, "little") + block
+
 FORGED: dict[str, tuple[bytes, type]] = {
     # record counts
     "count 2**31-1": (v2_batch(v2_record(), 2**31 - 1), CorruptRecordError),
@@ -448,6 +461,11 @@ FORGED: dict[str, tuple[bytes, type]] = {
     "lz4 garbage": (v2_batch(b"\x04\x22\x4d\x18" + b"\xff" * 40, 1, attributes=3), DecompressionError),
     "zstd garbage": (v2_batch(b"\x28\xb5\x2f\xfd" + b"\xff" * 40, 1, attributes=4), DecompressionError),
     "empty lz4 payload": (v2_batch(b"", 1, attributes=3), DecompressionError),
+    # Frames whose headers promise 200 MB but hold one small record: nothing may be sized from the promise.
+    "lz4 frame declaring 200 MB": (v2_batch(lz4_frame_claiming(200 << 20, v2_record()), 1, attributes=3),
+                                   DecompressionError),
+    "zstd frame declaring 200 MB": (v2_batch(zstd_frame_claiming(200 << 20, v2_record()), 1, attributes=4),
+                                    DecompressionError),
     "legacy wrapper with null value": (legacy_message(5, None, None, attributes=1), CorruptRecordError),
     "legacy wrapper, inner compressed (nested)": (
         gzip_wrapper(1, legacy_message(0, None, gzip.compress(legacy_message(0, None, b"x"), mtime=0), attributes=1)),

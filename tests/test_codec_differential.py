@@ -15,7 +15,7 @@ from typing import Any
 import crc32c
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kafkawire import BinaryColumn, KafkaWireError, RecordColumns
@@ -104,6 +104,21 @@ def test_fetch_offset_agrees(reference: ModuleType, candidate_impl: ModuleType, 
         assert_same_outcome(outcome(reference, data, True, f), outcome(candidate_impl, data, True, f))
 
 
+@given(args=encode_args(magic=2), base=st.integers(min_value=-(2**63), max_value=2**63 - 1))
+@example(args=None, base=-(2**63))
+def test_any_base_offset_agrees(reference: ModuleType, candidate_impl: ModuleType, args: tuple | None,
+                                base: int) -> None:
+    """The base offset is outside the CRC, so any int64 is a valid batch (offsets wrap as Java longs)."""
+    if args is None:
+        args = (BinaryColumn.from_pylist([b"a", b"b"]), None, np.zeros(2, np.int64), None, None, None, 0, 2, 0,
+                -1, -1, -1, False, -1)
+    data = bytearray(reference.encode(*args))
+    struct.pack_into(">q", data, 0, base)
+    ref = outcome(reference, bytes(data))
+    assert isinstance(ref, RecordColumns) and len(ref) == len(args[0])  # no fetch offset: nothing dropped
+    assert_same_outcome(ref, outcome(candidate_impl, bytes(data)))
+
+
 # --------------------------------------------------------------------------------------------------
 # Bad input: same exception class
 
@@ -152,6 +167,7 @@ def _encode_ref(args: tuple) -> bytes:
     return _REF.encode(*args)
 
 
+@settings(max_examples=300)
 @given(data=corrupted(), verify=st.booleans())
 @example(data=b"\x00" * 11, verify=True)
 @example(data=b"\x00" * 12, verify=True)
@@ -276,3 +292,45 @@ def test_read_committed_damaged_agrees(
             outcome(reference, bytes(b), verify, -1, True, sorted(aborted, key=lambda e: e[1])),
             outcome(candidate_impl, bytes(b), verify, -1, True, sorted(aborted, key=lambda e: e[1])),
         )
+
+
+# --------------------------------------------------------------------------------------------------
+# Heavier runs (marked slow: CI runs them, a quick local loop can use -m "not slow")
+
+
+@pytest.mark.slow
+@settings(max_examples=2000)
+@given(data=corrupted(), verify=st.booleans())
+def test_corrupt_input_same_exception_many(
+    reference: ModuleType, candidate_impl: ModuleType, data: bytes, verify: bool
+) -> None:
+    assert_same_outcome(outcome(reference, data, verify), outcome(candidate_impl, data, verify))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("magic,codec", [(m, c) for m in (0, 1, 2) for c in range(5 if m == 2 else 4)])
+def test_large_fetch_agrees(reference: ModuleType, candidate_impl: ModuleType, magic: int, codec: int) -> None:
+    """20k records in 1000-record batches (buffer growth, many batch rows), encode and decode agree."""
+    rng = np.random.default_rng(magic * 10 + codec)
+    parts = []
+    for b in range(20):
+        n = 1000
+        sizes = rng.integers(0, 200, n)
+        values = BinaryColumn.from_pylist([None if s == 0 else bytes(rng.integers(0, 8, s, np.uint8)) for s in sizes])
+        keys = BinaryColumn.from_pylist([b"key-%d" % (b * n + i) for i in range(n)])
+        ts = 1_700_000_000_000 + rng.integers(-(10**6), 10**6, n)
+        hoffs = hk = hv = None
+        if magic == 2:
+            counts = rng.integers(0, 3, n)
+            hoffs = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+            hk = BinaryColumn.from_pylist([b"h%d" % i for i in range(int(hoffs[-1]))])
+            hv = BinaryColumn.from_pylist([None if i % 5 == 0 else b"v" for i in range(int(hoffs[-1]))])
+        args = (values, keys, ts.astype(np.int64), hoffs, hk, hv, b * n, magic, codec, -1, -1, -1, False, -1)
+        data = reference.encode(*args)
+        assert candidate_impl.encode(*args) == data
+        parts.append(data)
+    fetch = b"".join(parts)
+    for verify, fetch_offset in ((True, -1), (False, 12_345)):
+        ref = reference.decode(fetch, verify, fetch_offset, False, [])
+        assert ref.equals(candidate_impl.decode(fetch, verify, fetch_offset, False, []))
+        assert len(ref) == 20_000 - max(fetch_offset, 0)

@@ -36,8 +36,10 @@ def payload(n: int, seed: int = 1) -> bytes:
     rng = np.random.default_rng(seed)
     noise = rng.integers(0, 256, size=n, dtype=np.uint8).tobytes()
     text = (b"kafkawire record payload " * (n // 25 + 1))[:n]
-    return bytes(a if i % 64 < 16 else b for i, (a, b) in enumerate(zip(noise, text))) if n < 2000 else (
-        noise[: n // 4] + text[n // 4 :]
+    return (
+        bytes(a if i % 64 < 16 else b for i, (a, b) in enumerate(zip(noise, text)))
+        if n < 2000
+        else (noise[: n // 4] + text[n // 4 :])
     )
 
 
@@ -341,8 +343,12 @@ def test_zstd_concatenated_and_skippable_frames() -> None:
 @pytest.mark.parametrize("case", ["empty", "garbage", "truncated", "trailing"])
 def test_zstd_corrupt(case: str) -> None:
     good = compress(ZSTD, payload(100_000), 2)
-    bad = {"empty": b"", "garbage": b"\x28\xb5\x2f\xfd" + b"\xff" * 20, "truncated": good[:-5],
-           "trailing": good + b"xyz"}[case]
+    bad = {
+        "empty": b"",
+        "garbage": b"\x28\xb5\x2f\xfd" + b"\xff" * 20,
+        "truncated": good[:-5],
+        "trailing": good + b"xyz",
+    }[case]
     with pytest.raises(DecompressionError):
         decompress(ZSTD, bad, 2)
 
@@ -442,3 +448,46 @@ def test_library_errors_become_decompression_error(codec: int, magic: int) -> No
         decompress(codec, b"\x00\x01\x02 definitely not compressed", magic)
     assert isinstance(info.value, CorruptRecordError)  # callers catching corruption catch this too
     assert not isinstance(info.value, cramjam.DecompressionError)
+
+
+def lz4_frame_claiming(content_size: int, data: bytes) -> bytes:
+    """A valid-looking LZ4 frame whose header declares ``content_size`` but holds ``data``."""
+    descriptor = bytes([0x68, 0x40]) + struct.pack("<Q", content_size)  # FLG: content size present
+    block = bytes(cramjam.lz4.compress_block(data, store_size=False))
+    hc = (xxhash.xxh32(descriptor).intdigest() >> 8) & 0xFF
+    return b"\x04\x22\x4d\x18" + descriptor + bytes([hc]) + struct.pack("<I", len(block)) + block + b"\x00" * 4
+
+
+def zstd_frame_claiming(content_size: int, data: bytes) -> bytes:
+    """A zstd frame whose 4-byte content size field declares ``content_size`` but holds ``data``."""
+    frame = zstandard.ZstdCompressor(write_checksum=False).compress(data)
+    fhd = frame[4]
+    assert fhd & 0xE3 == 0x20  # single segment, 1-byte content size, no dictionary id
+    return frame[:4] + bytes([0xA0 | (fhd & 0x04)]) + struct.pack("<I", content_size) + frame[6:]
+
+
+@pytest.mark.parametrize("codec,forge", [(LZ4, lz4_frame_claiming), (ZSTD, zstd_frame_claiming)])
+def test_declared_content_size_is_not_trusted_for_allocation(codec: int, forge) -> None:
+    import tracemalloc
+
+    data = b"small payload " * 10
+    assert decompress(codec, forge(len(data), data), 2) == data  # an honest declaration works
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecompressionError, match="declares"):
+            decompress(codec, forge(200 << 20, data), 2)  # 200 MB promised by a ~100-byte frame
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_declared_content_size_above_cap_fails_before_inflating(cap) -> None:
+    data = bytes(300_000)
+    cap(100_000)
+    for codec, frame in (
+        (LZ4, lz4.frame.compress(data, store_size=True)),
+        (ZSTD, zstandard.ZstdCompressor(write_content_size=True).compress(data)),
+    ):
+        with pytest.raises(DecompressionError, match="exceeds cap"):
+            decompress(codec, frame, 2)

@@ -48,8 +48,8 @@
 
 /* Bytes per stream in the 3-way CRC32C loops: the long block amortises the combine step on big buffers,
  * the short one still gets the 3x overlap on a few hundred bytes. */
-#define KW_CRC32C_LONG 2048
-#define KW_CRC32C_SHORT 128
+#define KW_CRC32C_LONG 8192
+#define KW_CRC32C_SHORT 256
 
 static uint32_t kw_crc32_tab[8][256];
 static uint32_t kw_crc32c_tab[8][256];

@@ -148,19 +148,19 @@ typedef struct {
     int64_t *timestamp;
     int8_t *ttype;
     int32_t *batch_index;
-    int32_t *hdr_off; /* per record + 1: index of the first header of record i */
+    int32_t *hdr_off; /* per record + 1, zero-filled: written only once headers exist (hdr_cap > 0) */
     int32_t *key_off;
     uint8_t *key_data;
-    uint8_t *key_valid;
-    int32_t *val_off;
+    uint8_t *key_null; /* zero-filled null masks: only nulls are written, so a topic without nulls */
+    int32_t *val_off;  /* never touches (and never faults in) these pages */
     uint8_t *val_data;
-    uint8_t *val_valid;
+    uint8_t *val_null;
     /* header columns: hdr_cap == 0 until the first header is met (most topics have none) */
     int32_t *hk_off;
     uint8_t *hk_data;
     int32_t *hv_off;
     uint8_t *hv_data;
-    uint8_t *hv_valid;
+    uint8_t *hv_null;
     int64_t rec_cap;
     int64_t hdr_cap;
     /* fill levels */
@@ -193,14 +193,52 @@ typedef struct {
 #define KW_VARINT_MSG(rc, what) \
     ((rc) == KW_VARINT_TRUNCATED ? what " varint runs past the end of its record" : what " varint overflows")
 
+/* Output data buffers are allocated this many bytes larger than their bound, so that short copies can be
+ * done as whole 32-byte blocks (no call into memcpy for every key and value). */
+#define KW_COPY_SLACK 32
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KW_RESTRICT __restrict__
+#else
+#define KW_RESTRICT
+#endif
+
+/* Copy n bytes; may write up to 31 bytes past dst + n (into the slack) and read past src + n when that
+ * stays before src_end. */
+KW_INLINE void kw_copy(uint8_t *KW_RESTRICT dst, const uint8_t *KW_RESTRICT src, size_t n, const uint8_t *src_end) {
+    if (KW_LIKELY(n <= 256 && (size_t)(src_end - src) >= ((n + 31) & ~(size_t)31))) {
+        for (size_t i = 0; i < n; i += 32) memcpy(dst + i, src + i, 32);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
 /* Parse `count` magic-2 records from p[0:len) into c (records below fetch_offset are validated but not
  * stored). The section must be exactly consumed. On KW_CORRUPT, *err names the fault and c's fill levels
- * are meaningless. */
+ * are meaningless; on KW_NEED_HEADERS the caller restores c, allocates the header columns and calls again.
+ * Output pointers are copied into restrict-qualified locals: byte stores (null masks, timestamp types)
+ * would otherwise force the compiler to reload every pointer of c after each of them. */
 static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t count, const kw_batch_ctx *b,
                                const char **err) {
+    int64_t *KW_RESTRICT const out_offset = c->offset;
+    int64_t *KW_RESTRICT const out_ts = c->timestamp;
+    int8_t *KW_RESTRICT const out_ttype = c->ttype;
+    int32_t *KW_RESTRICT const out_batch = c->batch_index;
+    int32_t *KW_RESTRICT const key_off = c->key_off;
+    uint8_t *KW_RESTRICT const key_data = c->key_data;
+    uint8_t *KW_RESTRICT const key_null = c->key_null;
+    int32_t *KW_RESTRICT const val_off = c->val_off;
+    uint8_t *KW_RESTRICT const val_data = c->val_data;
+    uint8_t *KW_RESTRICT const val_null = c->val_null;
+    int32_t *KW_RESTRICT const hdr_off = c->hdr_cap ? c->hdr_off : NULL;
+    const uint8_t *const p_end = p + len;
+    const int64_t base_offset = b->base_offset, base_ts = b->base_timestamp, fetch = b->fetch_offset;
+    const int64_t max_ts = b->max_timestamp;
+    const int log_append = b->log_append_time;
+    const int32_t row = b->batch_row;
+    int64_t n = c->n, key_len = c->key_len, val_len = c->val_len, key_nulls = c->key_nulls,
+            val_nulls = c->val_nulls;
     size_t pos = 0;
-    int64_t n = c->n;
-    int64_t key_len = c->key_len, val_len = c->val_len;
     int rc;
     for (int32_t r = 0; r < count; r++) {
         int32_t rec_len, off_delta, klen, vlen, hcount;
@@ -233,18 +271,13 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
         }
         if ((rc = kw_get_varint(p, end, &pos, &hcount))) KW_FAIL(KW_VARINT_MSG(rc, "header count"));
         if (KW_UNLIKELY(hcount < 0)) KW_FAIL("negative header count");
-        /* Wrapping add: a forged delta must not be undefined behaviour. */
-        int64_t offset = (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)off_delta);
-        int keep = offset >= b->fetch_offset;
+        /* Wrapping add: a forged delta must not be undefined behaviour (the spec wraps like Java's long). */
+        int64_t offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)off_delta);
+        int keep = offset >= fetch;
         if (hcount > 0) {
             /* Each header takes at least 2 bytes (two length varints): reject forged counts early. */
             if (KW_UNLIKELY((size_t)hcount > (end - pos) / 2)) KW_FAIL("header count larger than the record");
-            if (keep && KW_UNLIKELY(c->nh + hcount > c->hdr_cap)) {
-                c->n = n;
-                c->key_len = key_len;
-                c->val_len = val_len;
-                return KW_NEED_HEADERS;
-            }
+            if (keep && KW_UNLIKELY(c->nh + hcount > c->hdr_cap)) return KW_NEED_HEADERS;
             for (int32_t h = 0; h < hcount; h++) {
                 int32_t hkl, hvl;
                 if ((rc = kw_get_varint(p, end, &pos, &hkl))) KW_FAIL(KW_VARINT_MSG(rc, "header key length"));
@@ -267,9 +300,8 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
                     if (hvl >= 0) {
                         memcpy(c->hv_data + c->hv_len, hvp, (size_t)hvl);
                         c->hv_len += hvl;
-                        c->hv_valid[j] = 1;
                     } else {
-                        c->hv_valid[j] = 0;
+                        c->hv_null[j] = 1;
                         c->hv_nulls++;
                     }
                     c->hv_off[j + 1] = (int32_t)c->hv_len;
@@ -279,40 +311,40 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
         }
         if (KW_UNLIKELY(pos != end)) KW_FAIL("record has bytes after its last header");
         if (!keep) continue;
-        c->offset[n] = offset;
-        if (b->log_append_time) {
-            c->timestamp[n] = b->max_timestamp;
-            c->ttype[n] = 1;
+        out_offset[n] = offset;
+        if (log_append) {
+            out_ts[n] = max_ts;
+            out_ttype[n] = 1;
         } else {
-            c->timestamp[n] = (int64_t)((uint64_t)b->base_timestamp + (uint64_t)ts_delta);
-            c->ttype[n] = 0;
+            out_ts[n] = (int64_t)((uint64_t)base_ts + (uint64_t)ts_delta);
+            out_ttype[n] = 0;
         }
-        c->batch_index[n] = b->batch_row;
-        if (klen >= 0) {
-            memcpy(c->key_data + key_len, kp, (size_t)klen);
+        out_batch[n] = row;
+        if (klen > 0) {
+            kw_copy(key_data + key_len, kp, (size_t)klen, p_end);
             key_len += klen;
-            c->key_valid[n] = 1;
-        } else {
-            c->key_valid[n] = 0;
-            c->key_nulls++;
+        } else if (klen < 0) {
+            key_null[n] = 1;
+            key_nulls++;
         }
-        c->key_off[n + 1] = (int32_t)key_len;
-        if (vlen >= 0) {
-            memcpy(c->val_data + val_len, vp, (size_t)vlen);
+        key_off[n + 1] = (int32_t)key_len;
+        if (vlen > 0) {
+            kw_copy(val_data + val_len, vp, (size_t)vlen, p_end);
             val_len += vlen;
-            c->val_valid[n] = 1;
-        } else {
-            c->val_valid[n] = 0;
-            c->val_nulls++;
+        } else if (vlen < 0) {
+            val_null[n] = 1;
+            val_nulls++;
         }
-        c->val_off[n + 1] = (int32_t)val_len;
-        c->hdr_off[n + 1] = (int32_t)c->nh;
+        val_off[n + 1] = (int32_t)val_len;
+        if (hdr_off) hdr_off[n + 1] = (int32_t)c->nh;
         n++;
     }
     if (KW_UNLIKELY(pos != len)) KW_FAIL("record batch has bytes after its last record");
     c->n = n;
     c->key_len = key_len;
     c->val_len = val_len;
+    c->key_nulls = key_nulls;
+    c->val_nulls = val_nulls;
     return KW_OK;
 }
 

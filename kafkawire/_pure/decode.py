@@ -78,12 +78,20 @@ class _Columns:
         # transactional, magic, codec.
         self.batches: list[tuple[int, int, int, int, int, bool, int, int]] = []
 
-    def add_batch(self, base: int, pid: int, epoch: int, seq: int, leader: int, txn: bool, magic: int,
-                  codec: int) -> None:
+    def add_batch(
+        self, base: int, pid: int, epoch: int, seq: int, leader: int, txn: bool, magic: int, codec: int
+    ) -> None:
         self.batches.append((base, pid, epoch, seq, leader, txn, magic, codec))
 
-    def add_record(self, offset: int, timestamp: int, ttype: int, key: bytes | None, value: bytes | None,
-                   headers: list[tuple[bytes, bytes | None]]) -> None:
+    def add_record(
+        self,
+        offset: int,
+        timestamp: int,
+        ttype: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[bytes, bytes | None]],
+    ) -> None:
         self.offset.append(offset)
         self.timestamp.append(timestamp)
         self.timestamp_type.append(ttype)
@@ -198,8 +206,21 @@ def _decode_batch(
     txn: _AbortedTransactions | None,
     cols: _Columns,
 ) -> int:
-    (base, _, leader_epoch, _, stored_crc, attributes, last_delta, base_ts, max_ts, producer_id,
-     producer_epoch, base_sequence, count) = _BATCH_HEADER.unpack_from(buf, pos)
+    (
+        base,
+        _,
+        leader_epoch,
+        _,
+        stored_crc,
+        attributes,
+        last_delta,
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    ) = _BATCH_HEADER.unpack_from(buf, pos)
     last_offset = _wrap64(base + last_delta)
     if verify_crc:
         computed = crc32c(memoryview(buf)[pos + 21 : end])
@@ -243,8 +264,7 @@ def _decode_batch(
         else:
             ts, ttype = _wrap64(base_ts + ts_delta), 0
         if not row_added:
-            cols.add_batch(base, producer_id, producer_epoch, base_sequence, leader_epoch, transactional, 2,
-                           codec)
+            cols.add_batch(base, producer_id, producer_epoch, base_sequence, leader_epoch, transactional, 2, codec)
             row_added = True
         cols.add_record(offset, ts, ttype, key, value, headers)
     if p != section_end:
@@ -318,8 +338,9 @@ def _read_bytes(rb: bytes, p: int, end: int, what: str) -> tuple[bytes | None, i
 class _Message:
     __slots__ = ("offset", "magic", "attributes", "timestamp", "key", "value")
 
-    def __init__(self, offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None,
-                 value: bytes | None) -> None:
+    def __init__(
+        self, offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+    ) -> None:
         self.offset = offset
         self.magic = magic
         self.attributes = attributes

@@ -87,8 +87,19 @@ def encode(
             raise ValueError("record headers need magic 2")
 
     if magic == 2:
-        return _encode_batch(vals, ks, ts, headers, base_offset, codec, producer_id, producer_epoch,
-                             base_sequence, transactional, partition_leader_epoch)
+        return _encode_batch(
+            vals,
+            ks,
+            ts,
+            headers,
+            base_offset,
+            codec,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            transactional,
+            partition_leader_epoch,
+        )
     return _encode_legacy(vals, ks, ts, base_offset, magic, codec)
 
 
@@ -130,15 +141,26 @@ def _encode_batch(
         raise ValueError("record batch larger than 2**31-1 bytes")
     attributes = codec | (_ATTR_TRANSACTIONAL if transactional else 0)
     header = _pack(
-        _BATCH_HEADER, base_offset, 49 + len(records), partition_leader_epoch, 2, 0, attributes, n - 1,
-        base_ts, max(ts), producer_id, producer_epoch, base_sequence, n,
+        _BATCH_HEADER,
+        base_offset,
+        49 + len(records),
+        partition_leader_epoch,
+        2,
+        0,
+        attributes,
+        n - 1,
+        base_ts,
+        max(ts),
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        n,
     )
     crc = crc32c(records, crc32c(header[21:]))
     return header[:17] + struct.pack(">I", crc) + header[21:] + records
 
 
-def _message(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None,
-             value: bytes | None) -> bytes:
+def _message(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None) -> bytes:
     """One legacy entry: offset, size, crc, then magic.. value (CRC32 covers magic to the end)."""
     head = struct.pack(">bb", magic, attributes)
     if magic == 1:
@@ -162,8 +184,6 @@ def _encode_legacy(
     if codec == 0:
         return b"".join(_message(base_offset + i, magic, 0, ts[i], ks[i], vals[i]) for i in range(n))
     # KIP-31: magic 1 inner offsets are relative (0..n-1); the wrapper carries the last absolute offset.
-    inner = b"".join(
-        _message(i if magic == 1 else base_offset + i, magic, 0, ts[i], ks[i], vals[i]) for i in range(n)
-    )
+    inner = b"".join(_message(i if magic == 1 else base_offset + i, magic, 0, ts[i], ks[i], vals[i]) for i in range(n))
     wrapped = compression.compress(codec, inner, magic)
     return _message(base_offset + n - 1, magic, codec, max(ts), None, wrapped)

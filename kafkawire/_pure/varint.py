@@ -38,7 +38,15 @@ def _check_int(n: Any, lo: int, hi: int, what: str) -> int:
     return n
 
 
+_ONE_BYTE = [bytes([u]) for u in range(0x80)]
+
+
 def _encode_unsigned(u: int) -> bytes:
+    # Most varints in a batch (deltas, lengths, counts) take one or two bytes: skip the loop for them.
+    if u < 0x80:
+        return _ONE_BYTE[u]
+    if u < 0x4000:
+        return bytes(((u & 0x7F) | 0x80, u >> 7))
     out = bytearray()
     while u >= 0x80:
         out.append((u & 0x7F) | 0x80)
@@ -123,7 +131,8 @@ def _as_indexable(buf: Any, pos: int) -> Any:
 
 def encode_varint(n: int) -> bytes:
     """Zigzag-encode a signed 32-bit integer (1-5 bytes); ``ValueError`` outside the int32 range."""
-    n = _check_int(n, _INT32_MIN, _INT32_MAX, "varint (int32)")
+    if type(n) is not int or not _INT32_MIN <= n <= _INT32_MAX:
+        n = _check_int(n, _INT32_MIN, _INT32_MAX, "varint (int32)")
     return _encode_unsigned(((n << 1) ^ (n >> 31)) & _UINT32_MAX)
 
 
@@ -139,7 +148,8 @@ def decode_varint(buf: Any, pos: int = 0) -> tuple[int, int]:
 
 def encode_varlong(n: int) -> bytes:
     """Zigzag-encode a signed 64-bit integer (1-10 bytes); ``ValueError`` outside the int64 range."""
-    n = _check_int(n, _INT64_MIN, _INT64_MAX, "varlong (int64)")
+    if type(n) is not int or not _INT64_MIN <= n <= _INT64_MAX:
+        n = _check_int(n, _INT64_MIN, _INT64_MAX, "varlong (int64)")
     return _encode_unsigned(((n << 1) ^ (n >> 63)) & ((1 << 64) - 1))
 
 

@@ -1,15 +1,17 @@
-"""The blocking Kafka client (:class:`Client`) and its building blocks.
+"""The blocking Kafka client (:class:`Client`), a group :class:`Consumer`, a buffering :class:`Producer`,
+and their building blocks.
 
 :mod:`.connection` (one socket per broker: framing, correlation ids, pipelining, timeouts, TLS, SASL),
 :mod:`.partitioner` (the Java client's murmur2 partitioner), :mod:`.retry` (backoff policy),
-:mod:`.sasl` (PLAIN and SCRAM tokens), :mod:`.errors` (the client's own exceptions) and
-:mod:`.types` (result types).
+:mod:`.sasl` (PLAIN and SCRAM tokens), :mod:`.group` (consumer protocol payloads, range assignor),
+:mod:`.errors` (the client's own exceptions) and :mod:`.types` (result types).
 """
 
 from __future__ import annotations
 
 from .client import EARLIEST, LATEST, Client
 from .connection import BrokerConnection
+from .consumer import CommitFailedError, Consumer
 from .errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
@@ -21,6 +23,7 @@ from .errors import (
     ResponseTooLargeError,
 )
 from .partitioner import Partitioner, murmur2
+from .producer import Producer
 from .retry import RetryPolicy
 from .types import (
     BrokerMetadata,
@@ -40,6 +43,8 @@ __all__ = [
     "BrokerMetadata",
     "Client",
     "ClusterMetadata",
+    "CommitFailedError",
+    "Consumer",
     "CommittedOffset",
     "CorrelationIdMismatchError",
     "EARLIEST",
@@ -54,6 +59,7 @@ __all__ = [
     "PartitionMetadata",
     "Partitioner",
     "ProduceFailedError",
+    "Producer",
     "ProduceResult",
     "ResponseTooLargeError",
     "RetryPolicy",

@@ -145,7 +145,8 @@ class Client:
     ``retry_backoff_max_ms`` / ``retry_timeout_ms`` the retry loop of each call. ``max_response_bytes``
     caps one response (checked from its size prefix before the body is read). ``enable_idempotence``
     makes ``acks=-1`` produce calls idempotent. ``api_version_caps`` maps API keys to a highest version
-    to use (to route around a broker that advertises a version it does not implement).
+    to use (to route around a broker that advertises a version it does not implement). ``check_crcs``
+    verifies every fetched batch's CRC-32C (Java's ``check.crcs``; librdkafka leaves it off by default).
 
     Thread-safe: calls are serialised. Use as a context manager or call :meth:`close`.
     """
@@ -171,6 +172,7 @@ class Client:
         enable_idempotence: bool = True,
         max_batch_bytes: int = 1_000_000,
         api_version_caps: Mapping[int, int] | None = None,
+        check_crcs: bool = True,
     ) -> None:
         self.bootstrap_servers = _parse_bootstrap(bootstrap_servers)
         self.client_id = client_id
@@ -204,6 +206,7 @@ class Client:
         self.enable_idempotence = enable_idempotence
         self.max_batch_bytes = max_batch_bytes
         self.api_version_caps = dict(api_version_caps or {})
+        self.check_crcs = check_crcs
 
         self._lock = threading.RLock()
         self._closed = False
@@ -213,7 +216,7 @@ class Client:
         self._topics: dict[str, TopicMetadata] = {}
         self._cluster_id: str | None = None
         self._controller_id = -1
-        self._metadata_at = 0.0
+        self._topic_at: dict[str, float] = {}
         self._coordinators: dict[str, int] = {}
         self._partitioner = Partitioner()
         self._producer_id = -1
@@ -275,7 +278,7 @@ class Client:
         if self._closed:
             raise KafkaConnectionError("client is closed")
         errors: list[str] = []
-        for node_id, conn in list(self._conns.items()):
+        for conn in list(self._conns.values()):
             if conn.connected:
                 return conn
         for node_id in list(self._brokers):
@@ -320,9 +323,7 @@ class Client:
     def _fetch_metadata(self, topics: Sequence[str] | None, allow_auto_create: bool = False) -> ClusterMetadata:
         conn = self._any_connection()
         req_topics = None if topics is None else [MetadataRequest.MetadataRequestTopic(name=t) for t in topics]
-        resp = conn.request(
-            MetadataRequest(topics=req_topics, allow_auto_topic_creation=allow_auto_create)
-        )
+        resp = conn.request(MetadataRequest(topics=req_topics, allow_auto_topic_creation=allow_auto_create))
         brokers = {b.node_id: BrokerMetadata(b.node_id, b.host, b.port, b.rack) for b in resp.brokers}
         out_topics: dict[str, TopicMetadata] = {}
         for t in resp.topics:
@@ -354,15 +355,16 @@ class Client:
                 self._conns.pop(node_id).close()
         self._cluster_id = resp.cluster_id
         self._controller_id = resp.controller_id
+        now = time.monotonic()
         for name, tm in out_topics.items():
             if tm.error is None and tm.partitions:
                 self._topics[name] = tm
+                self._topic_at[name] = now
             else:
                 self._topics.pop(name, None)
         if topics is None:
             for name in [n for n in self._topics if n not in out_topics]:
                 del self._topics[name]
-        self._metadata_at = time.monotonic()
         return meta
 
     def metadata(self, topics: Sequence[str] | None = None, *, allow_auto_create: bool = False) -> ClusterMetadata:
@@ -373,7 +375,7 @@ class Client:
     def _topic(self, topic: str, *, refresh: bool = False) -> TopicMetadata:
         """Cached metadata of a topic, fetched when unknown, stale or ``refresh``; raises the topic's error."""
         tm = self._topics.get(topic)
-        age = (time.monotonic() - self._metadata_at) * 1000
+        age = (time.monotonic() - self._topic_at.get(topic, 0.0)) * 1000
         if tm is None or refresh or age > self.metadata_max_age_ms:
             meta = self._fetch_metadata([topic])
             t = meta.topics.get(topic)
@@ -432,8 +434,11 @@ class Client:
             specs = [NewTopic(n, int(p), replication_factor, dict(configs or {})) for n, p in topics.items()]
         else:
             for t in topics:
-                specs.append(t if isinstance(t, NewTopic) else
-                             NewTopic(t, num_partitions, replication_factor, dict(configs or {})))
+                specs.append(
+                    t
+                    if isinstance(t, NewTopic)
+                    else NewTopic(t, num_partitions, replication_factor, dict(configs or {}))
+                )
         if not specs:
             return
         req = CreateTopicsRequest(
@@ -609,18 +614,17 @@ class Client:
             if idempotent:
                 self._retrying(self._ensure_producer_id)
             chunks = self._make_chunks(parts, vcol, kcol, ts, headers)
-            self._send_chunks(topic, chunks, vcol, kcol, ts, headers, acks, compression, timeout,
-                              idempotent, result)
+            self._send_chunks(topic, chunks, vcol, kcol, ts, headers, acks, compression, timeout, idempotent, result)
         return result
 
-    def _make_chunks(self, parts: np.ndarray, vcol: BinaryColumn, kcol: BinaryColumn | None,
-                     ts: np.ndarray, headers: Any) -> dict[int, list[_Chunk]]:
+    def _make_chunks(
+        self, parts: np.ndarray, vcol: BinaryColumn, kcol: BinaryColumn | None, ts: np.ndarray, headers: Any
+    ) -> dict[int, list[_Chunk]]:
         sizes = np.diff(np.asarray(vcol.offsets, dtype=np.int64)) + _RECORD_OVERHEAD
         if kcol is not None:
             sizes += np.diff(np.asarray(kcol.offsets, dtype=np.int64))
         if headers is not None:
-            sizes += np.array([sum(len(k) + len(v or b"") + 4 for k, v in h or ()) for h in headers],
-                              dtype=np.int64)
+            sizes += np.array([sum(len(k) + len(v or b"") + 4 for k, v in h or ()) for h in headers], dtype=np.int64)
         out: dict[int, list[_Chunk]] = {}
         order = np.argsort(parts, kind="stable")
         sorted_parts = parts[order]
@@ -641,8 +645,17 @@ class Client:
             out[p] = chunks
         return out
 
-    def _encode_chunk(self, topic: str, chunk: _Chunk, vcol: BinaryColumn, kcol: BinaryColumn | None,
-                      ts: np.ndarray, headers: Any, compression: Any, idempotent: bool) -> None:
+    def _encode_chunk(
+        self,
+        topic: str,
+        chunk: _Chunk,
+        vcol: BinaryColumn,
+        kcol: BinaryColumn | None,
+        ts: np.ndarray,
+        headers: Any,
+        compression: Any,
+        idempotent: bool,
+    ) -> None:
         rows = chunk.rows
         whole = len(rows) == len(vcol) and bool(np.all(rows[:-1] < rows[1:]))
         values = vcol if whole else _take(vcol, rows)
@@ -656,13 +669,30 @@ class Client:
             pid, epoch = self._producer_id, self._producer_epoch
         chunk.base_sequence = seq
         chunk.data = encode_records(
-            values, keys, timestamps=ts[rows], headers=hdrs, compression=compression,
-            producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+            values,
+            keys,
+            timestamps=ts[rows],
+            headers=hdrs,
+            compression=compression,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=seq,
         )
 
-    def _send_chunks(self, topic: str, chunks: dict[int, list[_Chunk]], vcol: BinaryColumn,
-                     kcol: BinaryColumn | None, ts: np.ndarray, headers: Any, acks: int, compression: Any,
-                     timeout: int, idempotent: bool, result: ProduceResult) -> None:
+    def _send_chunks(
+        self,
+        topic: str,
+        chunks: dict[int, list[_Chunk]],
+        vcol: BinaryColumn,
+        kcol: BinaryColumn | None,
+        ts: np.ndarray,
+        headers: Any,
+        acks: int,
+        compression: Any,
+        timeout: int,
+        idempotent: bool,
+        result: ProduceResult,
+    ) -> None:
         pending = {p: list(cs) for p, cs in chunks.items()}
         errors: dict[tuple[str, int], BaseException] = {}
         attempts = self.retry_policy.attempts()
@@ -670,7 +700,7 @@ class Client:
         while pending:
             # One round: the head chunk of every partition, one request per leader, all leaders in flight.
             by_leader: dict[int, list[_Chunk]] = defaultdict(list)
-            round_failed = False
+            round_failed = renumbered = False
             for p, cs in pending.items():
                 head = cs[0]
                 if head.data is None:
@@ -688,11 +718,14 @@ class Client:
                     transactional_id=None,
                     acks=acks,
                     timeout_ms=timeout,
-                    topic_data=[ProduceRequest.TopicProduceData(
-                        name=topic,
-                        partition_data=[ProduceRequest.PartitionProduceData(index=c.partition, records=c.data)
-                                        for c in heads],
-                    )],
+                    topic_data=[
+                        ProduceRequest.TopicProduceData(
+                            name=topic,
+                            partition_data=[
+                                ProduceRequest.PartitionProduceData(index=c.partition, records=c.data) for c in heads
+                            ],
+                        )
+                    ],
                 )
                 try:
                     conn = self._connection(leader)
@@ -741,16 +774,22 @@ class Client:
                     ):
                         # The broker lost (or never had) our producer state, e.g. after a crash that
                         # lost its tail: start a new producer id and renumber everything not yet
-                        # acknowledged (the Java producer's epoch bump, KIP-360).
-                        self._retrying(lambda: self._ensure_producer_id(refresh=True))
-                        for cs in pending.values():
-                            for other in cs:
-                                other.data = None
+                        # acknowledged (the Java producer's epoch bump, KIP-360). Once per round.
+                        if not renumbered:
+                            self._retrying(lambda: self._ensure_producer_id(refresh=True))
+                            for cs in pending.values():
+                                for other in cs:
+                                    other.data = None
+                            renumbered = True
                         c.error = err
                         round_failed = True
                         continue
                     if not err.retriable:
                         errors[(topic, c.partition)] = err
+                        if idempotent:
+                            # The rejected batch used up sequence numbers the broker never accepted:
+                            # take a new producer id next time rather than meet OUT_OF_ORDER_SEQUENCE.
+                            self._producer_id = -1
                         self._fail_produce(errors, result)
                     c.error = err
                     round_failed = True
@@ -764,6 +803,8 @@ class Client:
                 try:
                     next(attempts)  # sleeps the backoff; StopIteration when out of attempts
                 except StopIteration:
+                    if idempotent:
+                        self._producer_id = -1  # unacknowledged sequence numbers: start afresh
                     self._fail_produce(errors, result)
                 self._refresh_after_error([topic])
 
@@ -794,8 +835,13 @@ class Client:
         batch; some brokers ignore it: the response-size cap still applies).
         Raises ``OffsetOutOfRangeError`` for an offset outside the log.
         """
-        res = self.fetch_many({(topic, partition): offset}, max_bytes=max_bytes, max_wait_ms=max_wait_ms,
-                              min_bytes=min_bytes, isolation=isolation)[(topic, partition)]
+        res = self.fetch_many(
+            {(topic, partition): offset},
+            max_bytes=max_bytes,
+            max_wait_ms=max_wait_ms,
+            min_bytes=min_bytes,
+            isolation=isolation,
+        )[(topic, partition)]
         if res.error is not None:
             raise res.error
         return res.records
@@ -848,8 +894,7 @@ class Client:
                             # Fetch v13+ names topics by id only; without ids from Metadata (noida-db
                             # reports the zero UUID) stay on v12 (noida answers v13 UNKNOWN_TOPIC_ID).
                             version = 12
-                        req = self._fetch_request(tps, remaining, level, max_wait_ms, min_bytes, max_bytes,
-                                                  part_max)
+                        req = self._fetch_request(tps, remaining, level, max_wait_ms, min_bytes, max_bytes, part_max)
                         pr = conn.send(req, version)
                         sent.append((pr, tps))
                     except Exception as e:
@@ -889,11 +934,15 @@ class Client:
                             off = remaining[tp]
                             cols = None
                             if err is None:
-                                cols = p.records_columns(fetch_offset=off, isolation=isolation)
+                                cols = p.records_columns(
+                                    fetch_offset=off, isolation=isolation, verify_crc=self.check_crcs
+                                )
                             elif raise_errors:
                                 raise err
                             results[tp] = FetchResult(
-                                topic=name, partition=p.partition_index, fetch_offset=off,
+                                topic=name,
+                                partition=p.partition_index,
+                                fetch_offset=off,
                                 records=cols if cols is not None else RecordColumns.empty(off),
                                 high_watermark=p.high_watermark,
                                 last_stable_offset=getattr(p, "last_stable_offset", -1),
@@ -902,7 +951,11 @@ class Client:
                             )
                     for tp in tps:
                         if tp not in seen and tp not in round_errors:
-                            round_errors[tp] = KafkaConnectionError(f"fetch response lacks {tp[0]}/{tp[1]}")
+                            # Left out of the answer: nothing to return for it. (Incremental fetch
+                            # sessions omit unchanged partitions; Tansu omits every partition when
+                            # max_wait_ms is 0.)
+                            off = remaining[tp]
+                            results[tp] = FetchResult(tp[0], tp[1], off, RecordColumns.empty(off))
                 for tp in results:
                     remaining.pop(tp, None)
                 if not remaining:
@@ -914,14 +967,23 @@ class Client:
                 self._refresh_after_error(topics)
         return {tp: results[tp] for tp in offsets}
 
-    def _fetch_request(self, tps: list[tuple[str, int]], offsets: Mapping[tuple[str, int], int], level: int,
-                       max_wait_ms: int, min_bytes: int, max_bytes: int, part_max: int) -> Any:
+    def _fetch_request(
+        self,
+        tps: list[tuple[str, int]],
+        offsets: Mapping[tuple[str, int], int],
+        level: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        part_max: int,
+    ) -> Any:
         by_topic: dict[str, list[int]] = defaultdict(list)
         for t, p in tps:
             by_topic[t].append(p)
         return FetchRequest(
             replica_id=-1,
-            max_wait_ms=max_wait_ms,
+            # At least 1 ms: Tansu answers max_wait_ms=0 with no partitions at all, even with data there.
+            max_wait_ms=max(1, int(max_wait_ms)),
             min_bytes=min_bytes,
             max_bytes=max_bytes,
             isolation_level=level,
@@ -932,8 +994,9 @@ class Client:
                     topic=t,
                     topic_id=self._topics[t].topic_id or _ZERO_UUID,
                     partitions=[
-                        FetchRequest.FetchPartition(partition=p, fetch_offset=int(offsets[(t, p)]),
-                                                    partition_max_bytes=part_max)
+                        FetchRequest.FetchPartition(
+                            partition=p, fetch_offset=int(offsets[(t, p)]), partition_max_bytes=part_max
+                        )
                         for p in ps
                     ],
                 )
@@ -976,11 +1039,14 @@ class Client:
                 req = ListOffsetsRequest(
                     replica_id=-1,
                     isolation_level=level,
-                    topics=[ListOffsetsRequest.ListOffsetsTopic(
-                        name=topic,
-                        partitions=[ListOffsetsRequest.ListOffsetsPartition(partition_index=p, timestamp=ts)
-                                    for p in ps],
-                    )],
+                    topics=[
+                        ListOffsetsRequest.ListOffsetsTopic(
+                            name=topic,
+                            partitions=[
+                                ListOffsetsRequest.ListOffsetsPartition(partition_index=p, timestamp=ts) for p in ps
+                            ],
+                        )
+                    ],
                     timeout_ms=int(self.request_timeout_ms),
                 )
                 # v1+ (one offset per partition, with its timestamp); noida-db drops v0.
@@ -1045,15 +1111,18 @@ class Client:
         by_topic: dict[str, list[Any]] = defaultdict(list)
         for (t, p), spec in offsets.items():
             off, meta = spec if isinstance(spec, tuple) else (spec, "")
-            by_topic[t].append(OffsetCommitRequest.OffsetCommitRequestPartition(
-                partition_index=p, committed_offset=int(off), committed_metadata=meta,
-            ))
+            by_topic[t].append(
+                OffsetCommitRequest.OffsetCommitRequestPartition(
+                    partition_index=p,
+                    committed_offset=int(off),
+                    committed_metadata=meta,
+                )
+            )
         req = OffsetCommitRequest(
             group_id=group,
             generation_id_or_member_epoch=generation_id,
             member_id=member_id,
-            topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps)
-                    for t, ps in by_topic.items()],
+            topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
         )
 
         def attempt() -> None:
@@ -1071,9 +1140,7 @@ class Client:
         with self._lock:
             self._retrying(attempt)
 
-    def committed(
-        self, group: str, partitions: Iterable[tuple[str, int]]
-    ) -> dict[tuple[str, int], CommittedOffset]:
+    def committed(self, group: str, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], CommittedOffset]:
         """Committed offsets of consumer ``group`` for ``[(topic, partition), ...]`` (-1: none)."""
         tps = list(partitions)
         by_topic: dict[str, list[int]] = defaultdict(list)
@@ -1085,16 +1152,25 @@ class Client:
             attempt.calls += 1  # type: ignore[attr-defined]
             version = conn.version_for(OffsetFetchRequest, 1)
             if version >= 8:
-                req = OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(
-                    group_id=group,
-                    topics=[OffsetFetchRequest.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-                            for t, ps in by_topic.items()],
-                )])
+                req = OffsetFetchRequest(
+                    groups=[
+                        OffsetFetchRequest.OffsetFetchRequestGroup(
+                            group_id=group,
+                            topics=[
+                                OffsetFetchRequest.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                                for t, ps in by_topic.items()
+                            ],
+                        )
+                    ]
+                )
             else:
-                req = OffsetFetchRequest(group_id=group, topics=[
-                    OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
-                    for t, ps in by_topic.items()
-                ])
+                req = OffsetFetchRequest(
+                    group_id=group,
+                    topics=[
+                        OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+                        for t, ps in by_topic.items()
+                    ],
+                )
             resp = conn.request(req, version)
             if version >= 8:
                 g = resp.groups[0]

@@ -52,9 +52,7 @@ class PendingResponse:
 
     __slots__ = ("connection", "correlation_id", "response_class", "version", "sent_at")
 
-    def __init__(
-        self, connection: BrokerConnection, correlation_id: int, response_class: Any, version: int
-    ) -> None:
+    def __init__(self, connection: BrokerConnection, correlation_id: int, response_class: Any, version: int) -> None:
         self.connection = connection
         self.correlation_id = correlation_id
         self.response_class = response_class
@@ -151,6 +149,12 @@ class BrokerConnection:
                 if self.ssl_context is not None:
                     sock.settimeout(max(0.001, deadline - time.monotonic()))
                     sock = self.ssl_context.wrap_socket(sock, server_hostname=self.server_hostname or self.host)
+            except ssl.SSLCertVerificationError as e:
+                # Not retriable (Java's SslAuthenticationException): the certificate will not change.
+                sock.close()
+                raise AuthenticationFailedError(
+                    f"TLS certificate of {self.host}:{self.port} rejected: {e.verify_message}"
+                ) from e
             except (OSError, ssl.SSLError) as e:
                 sock.close()
                 raise KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} failed: {e}") from e
@@ -201,7 +205,11 @@ class BrokerConnection:
             return cid
 
     def send_frame(
-        self, frame: bytes | bytearray | memoryview, correlation_id: int, *, expect_response: bool = True,
+        self,
+        frame: bytes | bytearray | memoryview,
+        correlation_id: int,
+        *,
+        expect_response: bool = True,
         timeout_ms: float | None = None,
     ) -> None:
         """Write one size-prefixed request frame whose header carries ``correlation_id``.
@@ -214,7 +222,7 @@ class BrokerConnection:
             try:
                 sock.settimeout(max(0.001, timeout))
                 sock.sendall(frame)
-            except (TimeoutError, socket.timeout) as e:
+            except TimeoutError as e:
                 err = KafkaTimeoutError(f"sending to {self.host}:{self.port} timed out after {timeout:g}s")
                 self.close(err)
                 raise err from e
@@ -251,9 +259,7 @@ class BrokerConnection:
     def _require_socket(self) -> socket.socket:
         if self._sock is None:
             if self._closed_error is not None:
-                raise KafkaConnectionError(
-                    f"connection to {self.host}:{self.port} is closed ({self._closed_error})"
-                )
+                raise KafkaConnectionError(f"connection to {self.host}:{self.port} is closed ({self._closed_error})")
             raise KafkaConnectionError(f"not connected to {self.host}:{self.port}")
         return self._sock
 
@@ -268,7 +274,7 @@ class BrokerConnection:
                 # Refuse before allocating: the body is never read (the connection is dropped instead).
                 raise ResponseTooLargeError(size, self.max_response_bytes)
             body = self._recv_exact(sock, size, deadline)
-        except (TimeoutError, socket.timeout) as e:
+        except TimeoutError as e:
             err = KafkaTimeoutError(
                 f"no response from {self.host}:{self.port} within {timeout:g}s "
                 f"({len(self._inflight)} request(s) in flight)"

@@ -141,8 +141,9 @@ class Partitioner:
             return int(available[i % len(available)])
         return i % num_partitions
 
-    def partition(self, keys: BinaryColumn | None, n: int, num_partitions: int,
-                  available: Sequence[int] | None = None) -> np.ndarray:
+    def partition(
+        self, keys: BinaryColumn | None, n: int, num_partitions: int, available: Sequence[int] | None = None
+    ) -> np.ndarray:
         """Partition of each of ``n`` records (``keys`` None: all keyless)."""
         unkeyed = self.next_unkeyed(num_partitions, available)
         if keys is None:

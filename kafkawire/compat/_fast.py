@@ -35,9 +35,11 @@ __all__ = [
     "HEADER",
     "HEADER_SIZE",
     "AioRecord",
+    "BatchFields",
     "FastRecord",
     "FetchColumns",
     "decode_batch",
+    "decode_batch_fields",
     "fast_entry",
 ]
 
@@ -265,15 +267,15 @@ class FetchColumns:
                 return None
         return cls(cols, ranges, sizes, bounds, none_timestamps)
 
-    def records(self, pos: int, header: tuple[Any, ...], batch_bytes: Any) -> Iterator[Any] | None:
-        """An iterator over the records of the data batch at buffer position ``pos``.
+    def fields(self, pos: int, header: tuple[Any, ...], batch_bytes: Any) -> BatchFields | None:
+        """The records of the data batch at buffer position ``pos`` as :class:`BatchFields`.
 
         None means "leave this batch to the client" (not decoded here, or not reproducible exactly).
         """
         rng = self._ranges.get(pos)
         if rng is None:
             # No rows: an empty batch (the decode succeeded, so it was well formed), else not ours.
-            return iter(()) if header[12] == 0 else None
+            return BatchFields.empty() if header[12] == 0 else None
         lo, hi = rng
         chunk = self._chunk
         if chunk is None or not (chunk.lo <= lo and hi <= chunk.hi):
@@ -289,7 +291,12 @@ class FetchColumns:
             sizes = measure_sizes(batch_bytes, header)
             if sizes is None or len(sizes) != hi - lo:
                 return None
-        return chunk.records(lo, hi, sizes)
+        return chunk.fields(lo, hi, sizes)
+
+    def records(self, pos: int, header: tuple[Any, ...], batch_bytes: Any) -> Iterator[Any] | None:
+        """An iterator over the records of the data batch at ``pos`` (None: leave it to the client)."""
+        fields = self.fields(pos, header, batch_bytes)
+        return None if fields is None else fields.records()
 
 
 def record_sizes(
@@ -388,12 +395,17 @@ class _Chunk:
     that nothing runs in Python per record and only the records being consumed are alive at a time.
     """
 
-    __slots__ = ("lo", "hi", "offsets", "timestamps", "timestamp_types", "sizes", "key", "value", "_hdr")
+    __slots__ = (
+        "lo", "hi", "offsets", "timestamps", "timestamp_types", "sizes", "key", "value", "_hdr", "_cols",
+        "_wire_sizes",
+    )  # fmt: skip
 
     def __init__(
         self, cols: RecordColumns, lo: int, hi: int, sizes: np.ndarray | None, none_timestamps: bool
     ) -> None:
         self.lo, self.hi = lo, hi
+        self._cols = cols
+        self._wire_sizes: tuple[list[int], list[int], list[int]] | None = None
         self.offsets: list[int] = cols.offset[lo:hi].tolist()
         ts = cols.timestamp[lo:hi]
         self.timestamps: list[int | None] = ts.tolist()
@@ -436,38 +448,109 @@ class _Chunk:
             return map(local.__getitem__, map(slice, rel[:-1], rel[1:]))
         return map(pairs.__getitem__, map(slice, ho[a:b], ho[a + 1 : b + 1]))
 
-    def records(self, lo: int, hi: int, sizes: list[int] | None = None) -> Iterator[Any] | None:
-        """Records ``lo:hi`` (absolute rows) as a lazy iterator of :class:`FastRecord`/:class:`AioRecord`.
+    def wire_sizes(self) -> tuple[list[int], list[int], list[int]]:
+        """Per record: key length, value length (-1 for null) and header size (-1 without headers).
 
-        ``sizes`` replaces the chunk's ``size_in_bytes`` values for these records (measured ones).
+        The header size is what kafka-python's fetcher reports as ``serialized_header_size``: the sum of
+        the UTF-8 key lengths and the value lengths (0 for a null value) of the record's headers.
         """
+        if self._wire_sizes is None:
+            cols, lo, hi = self._cols, self.lo, self.hi
+            key_len = _lengths(cols.key)[lo:hi]
+            value_len = _lengths(cols.value)[lo:hi]
+            hoffs = cols.header_offsets[lo : hi + 1].astype(np.int64)
+            h_lo, h_hi = int(hoffs[0]), int(hoffs[-1])
+            if h_lo == h_hi:
+                header_size = np.full(hi - lo, -1, dtype=np.int64)
+            else:
+                per_header = np.diff(cols.header_key.offsets[h_lo : h_hi + 1]).astype(np.int64)
+                per_header += np.maximum(_lengths(cols.header_value)[h_lo:h_hi], 0)
+                cum = np.concatenate(([0], np.cumsum(per_header)))
+                rel = hoffs - h_lo
+                header_size = cum[rel[1:]] - cum[rel[:-1]]
+                header_size[rel[1:] == rel[:-1]] = -1
+            self._wire_sizes = (key_len.tolist(), value_len.tolist(), header_size.tolist())
+        return self._wire_sizes
+
+    def fields(self, lo: int, hi: int, sizes: list[int] | None = None) -> BatchFields | None:
+        """The per-record fields of rows ``lo:hi`` (absolute); ``sizes`` overrides ``size_in_bytes``."""
         a, b = lo - self.lo, hi - self.lo
         headers = self._headers(a, b)
         if headers is None:
             return None
-        fields = [
-            self.offsets[a:b],
-            self.timestamps[a:b],
-            self.timestamp_types[a:b],
-            self.key.items(a, b),
-            self.value.items(a, b),
-            headers,
-        ]
+        if sizes is None and self.sizes is not None:
+            sizes = self.sizes[a:b]
+        return BatchFields(
+            self, a, b, self.offsets[a:b], self.timestamps[a:b], self.timestamp_types[a:b],
+            self.key.items(a, b), self.value.items(a, b), headers, sizes,
+        )  # fmt: skip
+
+
+class BatchFields:
+    """The records of one batch as parallel iterables (lists for numbers, lazy iterators for objects).
+
+    Each iterable may be consumed once. :meth:`records` zips them into record objects; kafka-python's
+    fetcher fast path (:mod:`kafkawire.compat.kafka_python`) zips them straight into ConsumerRecords.
+    """
+
+    __slots__ = ("_chunk", "_a", "_b", "n", "offsets", "timestamps", "timestamp_types", "keys", "values",
+                 "headers", "sizes")  # fmt: skip
+
+    def __init__(
+        self,
+        chunk: _Chunk | None,
+        a: int,
+        b: int,
+        offsets: list[int],
+        timestamps: list[Any],
+        timestamp_types: list[Any],
+        keys: Iterator[bytes | None],
+        values: Iterator[bytes | None],
+        headers: Iterator[list[tuple[str, bytes | None]]],
+        sizes: list[int] | None,
+    ) -> None:
+        self._chunk, self._a, self._b = chunk, a, b
+        self.n = b - a
+        self.offsets, self.timestamps, self.timestamp_types = offsets, timestamps, timestamp_types
+        self.keys, self.values, self.headers, self.sizes = keys, values, headers, sizes
+
+    @classmethod
+    def empty(cls) -> BatchFields:
+        return cls(None, 0, 0, [], [], [], iter(()), iter(()), iter(()), [])
+
+    def wire_sizes(self) -> tuple[list[int], list[int], list[int]]:
+        """Key sizes, value sizes and header sizes of these records (see :meth:`_Chunk.wire_sizes`)."""
+        if self._chunk is None:
+            return [], [], []
+        k, v, h = self._chunk.wire_sizes()
+        a, b = self._a, self._b
+        return k[a:b], v[a:b], h[a:b]
+
+    def records(self) -> Iterator[Any]:
+        """:class:`FastRecord` objects (or :class:`AioRecord` when there are no sizes), built lazily."""
+        columns = (self.offsets, self.timestamps, self.timestamp_types, self.keys, self.values, self.headers)
         if self.sizes is None:
-            return map(_new_record, repeat(AioRecord, b - a), zip(*fields))
-        fields.append(sizes if sizes is not None else self.sizes[a:b])
-        return map(_new_record, repeat(FastRecord, b - a), zip(*fields))
+            return map(_new_record, repeat(AioRecord, self.n), zip(*columns))
+        return map(_new_record, repeat(FastRecord, self.n), zip(*columns, self.sizes))
 
 
-def decode_batch(
+def decode_batch_fields(
     batch_bytes: Any, header: tuple[Any, ...], *, with_sizes: bool = True, none_timestamps: bool = False
-) -> Iterator[Any] | None:
+) -> BatchFields | None:
     """Decode one magic-2 data batch on its own (when the whole-fetch decode was refused).
 
     Returns None when the compiled decoder rejects it or the records cannot be reproduced exactly.
     """
     fetch = FetchColumns.build(batch_bytes, 0, with_sizes=with_sizes, none_timestamps=none_timestamps)
-    return None if fetch is None else fetch.records(0, header, batch_bytes)
+    return None if fetch is None else fetch.fields(0, header, batch_bytes)
+
+
+def decode_batch(
+    batch_bytes: Any, header: tuple[Any, ...], *, with_sizes: bool = True, none_timestamps: bool = False
+) -> Iterator[Any] | None:
+    """Like :func:`decode_batch_fields`, as an iterator of records."""
+    fields = decode_batch_fields(batch_bytes, header, with_sizes=with_sizes, none_timestamps=none_timestamps)
+    return None if fields is None else fields.records()
 
 
 def measure_sizes(batch_bytes: Any, header: tuple[Any, ...]) -> list[int] | None:

@@ -59,13 +59,14 @@ class _Quirks:
     """Behaviours of aiokafka's active record classes, probed when this module is imported (module doc)."""
 
     magic_from_first_entry = True
-    none_timestamps = True
+    none_timestamps = False
+    iter_after_next_asserts = True
 
 
 class DefaultRecordBatch:
     """A magic-2 data batch with the interface of aiokafka's ``DefaultRecordBatch``, decoded by kafkawire."""
 
-    __slots__ = ("_view", "_header", "_owner", "_start", "_state", "_it", "_fallback", "_iterated")
+    __slots__ = ("_view", "_header", "_owner", "_start", "_state", "_it", "_fallback", "_iterated", "_peeked")
 
     CODEC_MASK = 0x07
     CODEC_NONE = 0x00
@@ -83,6 +84,7 @@ class DefaultRecordBatch:
         self._it: Iterator[Any] | None = None
         self._fallback: Any = None
         self._iterated = False
+        self._peeked = False
 
     base_offset = property(lambda self: self._header[0])
     magic = property(lambda self: self._header[3])
@@ -137,6 +139,9 @@ class DefaultRecordBatch:
         self._it = iter(records)
 
     def __iter__(self) -> Any:
+        if self._peeked and _Quirks.iter_after_next_asserts:
+            # aiokafka's compiled batch asserts that no record was read before iter() (0.14).
+            raise AssertionError
         self._iterated = True
         if self._state == _NOT_STARTED:
             self._begin()
@@ -146,6 +151,8 @@ class DefaultRecordBatch:
 
     def __next__(self) -> Any:
         state = self._state
+        if not self._iterated:
+            self._peeked = True
         if state == _NOT_STARTED:
             if self.compression_type != self.CODEC_NONE:
                 # aiokafka's next() without iter() reads the compressed bytes as records: keep that.
@@ -250,6 +257,14 @@ def _probe_quirks() -> None:
         _Quirks.magic_from_first_entry = isinstance(second, _AioLegacyRecordBatch)
     record = next(iter(cls(v2_bytes).next_batch()))
     _Quirks.none_timestamps = record.timestamp is None
+    batch = cls(v2_bytes).next_batch()
+    next(batch)
+    try:
+        iter(batch)
+    except AssertionError:
+        _Quirks.iter_after_next_asserts = True
+    else:
+        _Quirks.iter_after_next_asserts = False
 
 
 _original: Any = None

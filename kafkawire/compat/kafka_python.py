@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 try:
@@ -46,9 +47,17 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("kafkawire.compat.kafka_python needs kafka-python (pip install kafka-python)") from exc
 
 from .. import crc32c as _crc32c
-from ._fast import FastRecord, FetchColumns, decode_batch, fast_entry
+from ._fast import BatchFields, FastRecord, FetchColumns, decode_batch, decode_batch_fields, fast_entry
 
-__all__ = ["DefaultRecordBatch", "MemoryRecords", "install", "installed", "is_installed", "uninstall"]
+__all__ = [
+    "DefaultRecordBatch",
+    "MemoryRecords",
+    "fetcher_fast_path_installed",
+    "install",
+    "installed",
+    "is_installed",
+    "uninstall",
+]
 
 # Iteration states of a DefaultRecordBatch.
 _NOT_STARTED, _FAST, _FALLBACK = 0, 1, 2
@@ -89,19 +98,37 @@ class DefaultRecordBatch(_KDefaultRecordBatch):
             records = decode_batch(self._kw_view, header)
         if records is None:
             self._kw_state = _FALLBACK
-            _KDefaultRecordBatch.__iter__(self)
             return
         self._kw_state = _FAST
         self._kw_it = iter(records)
-        # Mirror the parent: once iteration started, validate_crc() is a programming error.
-        self._decompressed = True
+
+    def _kw_fields(self) -> BatchFields | None:
+        """This batch's records as columns-derived iterables for the fetcher fast path (or None).
+
+        Consumes the batch like iteration does: the records are the caller's from then on.
+        """
+        if self._kw_state != _NOT_STARTED:
+            return None
+        header = self._header_data
+        owner = self._kw_owner
+        fields = owner._kw_fields(self._kw_start, header, self._kw_view) if owner is not None else None
+        if fields is None:
+            fields = decode_batch_fields(self._kw_view, header)
+        if fields is not None:
+            self._kw_state = _FAST
+            self._kw_it = iter(())
+            self._decompressed = True
+        return fields
 
     def __iter__(self) -> Any:
         if self._kw_state == _NOT_STARTED:
             self._kw_begin()
         if self._kw_state == _FAST:
+            # As in the parent: once iter() was called, validate_crc() is a programming error.
+            self._decompressed = True
             return self._kw_it
-        return self
+        # The parent's __iter__ decompresses (and checks the codec) even after a bare next(): keep that.
+        return _KDefaultRecordBatch.__iter__(self)
 
     def __next__(self) -> Any:
         state = self._kw_state
@@ -143,38 +170,217 @@ class MemoryRecords(_KMemoryRecords):
         self._cache_next()
         return DefaultRecordBatch(next_slice, self, start)
 
-    def _kw_records(self, start: int, header: tuple[Any, ...], view: Any) -> Iterator[FastRecord] | None:
+    def _kw_fields(self, start: int, header: tuple[Any, ...], view: Any) -> BatchFields | None:
         fetch = self._kw_fetch
         if fetch is _UNSET:
             # Decode from the first data batch that is iterated to the end of the fetch in one call.
             fetch = self._kw_fetch = FetchColumns.build(self._buffer, start)
         if fetch is None:
             return None
-        return fetch.records(start, header, view)
+        return fetch.fields(start, header, view)
+
+    def _kw_records(self, start: int, header: tuple[Any, ...], view: Any) -> Iterator[FastRecord] | None:
+        fields = self._kw_fields(start, header, view)
+        return None if fields is None else fields.records()
+
+
+# ------------------------------------------------------------------------------ fetcher fast path
+#
+# With the decoding gone, most of a kafka-python consumer's time per record is its fetcher's own loop
+# (``Fetcher.PartitionRecords._unpack_records``): a CRC call, two deserializer calls, a header-size sum
+# and a 13-field namedtuple built in Python. For data batches decoded by kafkawire the replacement below
+# builds the ConsumerRecords with C-level map/zip over the columns (sizes computed vectorised) and only
+# keeps the per-record bookkeeping in Python. Everything else (batch-level transaction logic, legacy and
+# control batches, fallbacks) follows the original line by line. It is installed only over the exact
+# ``_unpack_records`` it was written against (source hash), so a kafka-python release that changes the
+# fetcher keeps its own loop and still gets kafkawire's MemoryRecords.
+
+#: sha256 prefixes of ``inspect.getsource(Fetcher.PartitionRecords._unpack_records)`` this mirrors, and
+#: whether ``_deserialize`` takes the record headers there.
+_KNOWN_UNPACK_RECORDS = {
+    "d91ccce28d83483f": True,  # kafka-python 3.0.0 - 3.0.12
+    "74e6f16557ed13ab": False,  # kafka-python 2.2.x - 2.3.x
+}
+_new = tuple.__new__
+
+
+def _unpack_records_variant() -> bool | None:
+    """True/False: the installed fetcher is a known variant (deserializer takes headers?); None: unknown."""
+    import hashlib
+    import inspect
+
+    try:
+        source = inspect.getsource(_fetcher.Fetcher.PartitionRecords._unpack_records)
+    except (AttributeError, OSError, TypeError):
+        return None
+    return _KNOWN_UNPACK_RECORDS.get(hashlib.sha256(source.encode()).hexdigest()[:16])
+
+
+def _make_unpack_records(original: Any, deserialize_with_headers: bool) -> Any:
+    errors = _fetcher.Errors
+    log = _fetcher.log
+    consumer_record = _fetcher.ConsumerRecord
+    isolation = getattr(_fetcher, "IsolationLevel", None)
+    read_committed = isolation.READ_COMMITTED if isolation is not None else _fetcher.READ_COMMITTED
+
+    def deserialized(self: Any, tp: Any, fields: BatchFields, key_des: Any, value_des: Any) -> Iterator[Any]:
+        topic, partition, epoch = tp.topic, tp.partition, self.leader_epoch
+        ksz, vsz, hsz = fields.wire_sizes()
+        rows = zip(
+            fields.offsets, fields.timestamps, fields.timestamp_types, fields.keys, fields.values,
+            fields.headers, ksz, vsz, hsz,
+        )  # fmt: skip
+        deserialize = self._deserialize
+        for offset, ts, ts_type, key, value, headers, key_size, value_size, header_size in rows:
+            if deserialize_with_headers:
+                key = deserialize(key_des, topic, headers, key)
+                value = deserialize(value_des, topic, headers, value)
+            else:
+                key = deserialize(key_des, topic, key)
+                value = deserialize(value_des, topic, value)
+            yield _new(
+                consumer_record,
+                (topic, partition, epoch, offset, ts, ts_type, key, value, headers, None,
+                 key_size, value_size, header_size),
+            )  # fmt: skip
+
+    def unpack_records(self: Any, tp: Any, records: Any, key_deserializer: Any, value_deserializer: Any) -> Any:
+        if not isinstance(records, MemoryRecords):
+            yield from original(self, tp, records, key_deserializer, value_deserializer)
+            return
+        try:
+            batch = records.next_batch()
+            last_batch = None
+            while batch is not None:
+                last_batch = batch
+                if self.check_crcs and not batch.validate_crc():
+                    raise errors.CorruptRecordError(
+                        f"Record batch for partition {self.topic_partition} at offset {batch.base_offset}"
+                        " failed crc check"
+                    )
+                if batch.magic == 2:
+                    self.leader_epoch = batch.leader_epoch
+                    if self.isolation_level == read_committed and batch.has_producer_id():
+                        self._consume_aborted_transactions_up_to(batch.last_offset)
+                        producer_id = batch.producer_id
+                        if self._contains_abort_marker(batch):
+                            self.aborted_producer_ids.discard(producer_id)
+                        elif self._is_batch_aborted(batch):
+                            log.debug(
+                                "Skipping aborted record batch from partition %s with producer_id %s and"
+                                " offsets %s to %s",
+                                self.topic_partition, producer_id, batch.base_offset, batch.last_offset,
+                            )  # fmt: skip
+                            self.next_fetch_offset = batch.next_offset
+                            batch = records.next_batch()
+                            continue
+                    if batch.is_control_batch:
+                        self.next_fetch_offset = batch.next_offset
+                        batch = records.next_batch()
+                        continue
+                fields = batch._kw_fields() if type(batch) is DefaultRecordBatch else None
+                if fields is not None:
+                    if key_deserializer is None and value_deserializer is None:
+                        ksz, vsz, hsz = fields.wire_sizes()
+                        n = fields.n
+                        consumer_records: Iterator[Any] = map(
+                            _new,
+                            repeat(consumer_record, n),
+                            zip(
+                                repeat(tp.topic, n), repeat(tp.partition, n), repeat(self.leader_epoch, n),
+                                fields.offsets, fields.timestamps, fields.timestamp_types, fields.keys,
+                                fields.values, fields.headers, repeat(None, n), ksz, vsz, hsz,
+                            ),  # fmt: skip
+                        )
+                    else:
+                        consumer_records = deserialized(self, tp, fields, key_deserializer, value_deserializer)
+                    for cr, size in zip(consumer_records, fields.sizes):  # type: ignore[arg-type]
+                        self.records_read += 1
+                        self.bytes_read += size
+                        self.next_fetch_offset = cr[3] + 1
+                        yield cr
+                else:
+                    yield from _slow_records(self, tp, batch, key_deserializer, value_deserializer)
+                batch = records.next_batch()
+            else:
+                # Message format v2 keeps the last offset of a batch even when compaction removed its
+                # last records: continue after it rather than re-fetching the same batch.
+                if last_batch and last_batch.magic == 2:
+                    self.next_fetch_offset = last_batch.next_offset
+                self.drain()
+        except StopIteration:
+            # A StopIteration leaking out of a generator would end it silently (PEP 479 makes it an
+            # error anyway); kafka-python turns it into RuntimeError, so do the same.
+            log.exception("StopIteration raised unpacking messageset")
+            raise RuntimeError("StopIteration raised unpacking messageset") from None
+
+    def _slow_records(self: Any, tp: Any, batch: Any, key_deserializer: Any, value_deserializer: Any) -> Any:
+        for record in batch:
+            if self.check_crcs and not record.validate_crc():
+                raise errors.CorruptRecordError(
+                    f"Record for partition {self.topic_partition} at offset {record.offset} failed crc check"
+                )
+            key_size = len(record.key) if record.key is not None else -1
+            value_size = len(record.value) if record.value is not None else -1
+            if deserialize_with_headers:
+                key = self._deserialize(key_deserializer, tp.topic, record.headers, record.key)
+                value = self._deserialize(value_deserializer, tp.topic, record.headers, record.value)
+            else:
+                key = self._deserialize(key_deserializer, tp.topic, record.key)
+                value = self._deserialize(value_deserializer, tp.topic, record.value)
+            headers = record.headers
+            header_size = (
+                sum(len(k.encode("utf-8")) + (len(v) if v is not None else 0) for k, v in headers) if headers else -1
+            )
+            self.records_read += 1
+            self.bytes_read += record.size_in_bytes
+            self.next_fetch_offset = record.offset + 1
+            yield consumer_record(
+                tp.topic, tp.partition, self.leader_epoch, record.offset, record.timestamp,
+                record.timestamp_type, key, value, headers, record.checksum, key_size, value_size, header_size,
+            )  # fmt: skip
+
+    unpack_records.__doc__ = "kafkawire's fast path over kafka-python's ``PartitionRecords._unpack_records``."
+    unpack_records._kw_original = original  # type: ignore[attr-defined]
+    return unpack_records
+
+
+# -------------------------------------------------------------------------------------- install
 
 
 _original: Any = None
 
 
-def install() -> None:
+def install(*, fetcher_fast_path: bool = True) -> None:
     """Make every kafka-python consumer in this process decode record batches with kafkawire.
 
     Idempotent. Affects consumers created before the call too (the fetcher looks the class up on each
-    fetch). Undo with :func:`uninstall`.
+    fetch). With ``fetcher_fast_path`` (the default) the fetcher's per-partition record loop is
+    replaced as well, where the installed kafka-python's loop is one this module knows (see above).
+    Undo with :func:`uninstall`.
     """
     global _original
-    if _fetcher.MemoryRecords is MemoryRecords:
-        return
-    _original = _fetcher.MemoryRecords
-    _fetcher.MemoryRecords = MemoryRecords
+    if _fetcher.MemoryRecords is not MemoryRecords:
+        _original = _fetcher.MemoryRecords
+        _fetcher.MemoryRecords = MemoryRecords
+    partition_records = _fetcher.Fetcher.PartitionRecords
+    current = partition_records.__dict__.get("_unpack_records")
+    if fetcher_fast_path and not hasattr(current, "_kw_original"):
+        variant = _unpack_records_variant()
+        if variant is not None:
+            partition_records._unpack_records = _make_unpack_records(current, variant)
 
 
 def uninstall() -> None:
-    """Restore kafka-python's own ``MemoryRecords`` in its fetcher (no-op if not installed)."""
+    """Restore kafka-python's own ``MemoryRecords`` and fetcher loop (no-op if not installed)."""
     global _original
     if _fetcher.MemoryRecords is MemoryRecords:
         _fetcher.MemoryRecords = _original if _original is not None else _KMemoryRecords
         _original = None
+    partition_records = _fetcher.Fetcher.PartitionRecords
+    current = partition_records.__dict__.get("_unpack_records")
+    if hasattr(current, "_kw_original"):
+        partition_records._unpack_records = current._kw_original
 
 
 def is_installed() -> bool:
@@ -182,11 +388,16 @@ def is_installed() -> bool:
     return _fetcher.MemoryRecords is MemoryRecords
 
 
+def fetcher_fast_path_installed() -> bool:
+    """True while the fetcher's record loop is kafkawire's (see :func:`install`)."""
+    return hasattr(_fetcher.Fetcher.PartitionRecords.__dict__.get("_unpack_records"), "_kw_original")
+
+
 @contextlib.contextmanager
-def installed() -> Iterator[None]:
+def installed(*, fetcher_fast_path: bool = True) -> Iterator[None]:
     """Context manager: :func:`install` on entry, and on exit restore the previous state."""
     was = is_installed()
-    install()
+    install(fetcher_fast_path=fetcher_fast_path)
     try:
         yield
     finally:

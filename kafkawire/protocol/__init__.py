@@ -16,32 +16,46 @@ classes reachable from the message class) and encoded for the version chosen at 
     for t in resp.topics:
         print(t.name, t.error_code, [p.partition_index for p in t.partitions])
 
-Omitted fields take the spec's default. Encoding a field set to a non-default value in a version that
-cannot carry it raises :class:`kafkawire.errors.ProtocolError`, unless the spec marks it *ignorable*.
+Omitted fields take the spec's default (arrays a fresh empty list, tagged structs None). Encoding a
+field set to a non-default value in a version that cannot carry it raises
+:class:`kafkawire.errors.ProtocolError`, unless the spec marks it *ignorable* (then it is dropped).
 Decoding malformed or hostile bytes raises :class:`kafkawire.errors.ProtocolError` and nothing else.
+``decode`` also rejects bytes left over after the body unless ``allow_trailing=True`` (a client should
+pass it: librdkafka's mock cluster ends flexible Metadata responses with a stray byte).
 
 Fetch responses keep each partition's ``records`` as a zero-copy ``memoryview`` of the response buffer;
-``partition.records_columns(isolation="read_committed")`` (or the lazily cached ``partition.columns``)
-decodes them with :func:`kafkawire.decode_records`. Produce requests take encoded batch bytes in
-``records``, or a :class:`kafkawire.RecordColumns` / list of values (encoded with
-:func:`kafkawire.encode_records`).
+``partition.records_columns(fetch_offset=..., isolation="read_committed")`` (which passes the
+partition's ``aborted_transactions`` on) or the lazily cached ``partition.columns`` decode them with
+:func:`kafkawire.decode_records`. Produce requests take encoded batch bytes in ``records``, or a
+:class:`kafkawire.RecordColumns` / list of values (encoded with :func:`kafkawire.encode_records`).
 
 Version negotiation (KIP-35/KIP-511) is in :mod:`kafkawire.protocol.negotiation`::
 
     from kafkawire.protocol.negotiation import ApiVersionsExchange, negotiate
 
     ex = ApiVersionsExchange(client_id="me")
-    frame = ex.request_frame(correlation_id=1)        # first try: our newest ApiVersions version
-    result = ex.handle_response(raw_response_frame)   # -> NegotiatedVersions, or None: send ex.request_frame() again
-    result.version_for(FetchRequest)                  # highest version both sides speak (or raises)
+    frame = ex.request_frame(correlation_id=1)   # first try: our newest ApiVersions version
+    result = ex.handle_response(response_frame)  # frame without size; NegotiatedVersions, or None:
+                                                 # then send ex.request_frame(...) again (KIP-511 retry)
+    result.version_for(FetchRequest)             # highest version both sides speak (or raises)
+    # or, over any callable frame -> response frame:  result = negotiate(send_and_receive)
 
 Broker error codes are exception classes in :mod:`kafkawire.protocol.errors`
-(``error_for_code(6)`` is ``NotLeaderOrFollowerError``; ``raise_for_code(code)`` raises unless 0).
+(``error_for_code(6)`` is ``NotLeaderOrFollowerError``; ``raise_for_code(code, message)`` raises
+unless 0; every class has ``code``, ``name`` and ``retriable``).
 
 Every message class exposes ``API_KEY``, ``MIN_VERSION``, ``MAX_VERSION``, ``FLEXIBLE_VERSION``
-(None when never flexible), ``fields`` and ``schema``; ``kafkawire.protocol.API_BY_KEY[key]`` gives
-``(RequestClass, ResponseClass)``. Message definitions live in :mod:`kafkawire.protocol.messages`
-(one small text schema per API; adding a version is a one-line change).
+(None when never flexible), ``FIELDS``, ``SCHEMA``, ``header_version(v)``, ``encode_body(v)``,
+``decode(buf, v)`` and ``to_dict()``; ``API_BY_KEY[key]`` gives ``(RequestClass, ResponseClass)`` and
+``decode_request(frame)`` parses a request as a broker would (for fakes and tests). Message
+definitions live in :mod:`kafkawire.protocol.messages`, one small text schema per API in the notation
+of :mod:`kafkawire.protocol.schema`; adding a version is a one-line change.
+
+Versions run from 0 for every API, including those Kafka 4.0 stopped serving (KIP-896), up to the
+newest *stable* version in Apache Kafka's message specs at the time of writing (Kafka 4.1 and the few
+later additions such as Fetch v18; versions upstream marks unstable, like InitProducerId v6, are left
+out). Negotiation picks the highest version both sides speak, so extra versions only matter to brokers
+that advertise them.
 """
 
 from __future__ import annotations
@@ -86,11 +100,28 @@ CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partition
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
     req.API_KEY: (req, req.RESPONSE)
     for req in (
-        ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
-        OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest, LeaveGroupRequest,
-        SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest, SaslHandshakeRequest, ApiVersionsRequest,
-        CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest, InitProducerIdRequest,
-        DescribeConfigsRequest, SaslAuthenticateRequest, CreatePartitionsRequest,
+        ProduceRequest,
+        FetchRequest,
+        ListOffsetsRequest,
+        MetadataRequest,
+        OffsetCommitRequest,
+        OffsetFetchRequest,
+        FindCoordinatorRequest,
+        JoinGroupRequest,
+        HeartbeatRequest,
+        LeaveGroupRequest,
+        SyncGroupRequest,
+        DescribeGroupsRequest,
+        ListGroupsRequest,
+        SaslHandshakeRequest,
+        ApiVersionsRequest,
+        CreateTopicsRequest,
+        DeleteTopicsRequest,
+        DeleteRecordsRequest,
+        InitProducerIdRequest,
+        DescribeConfigsRequest,
+        SaslAuthenticateRequest,
+        CreatePartitionsRequest,
     )
 }
 

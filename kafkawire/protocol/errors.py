@@ -46,12 +46,14 @@ class UnknownServerError(BrokerError):
     name = "UNKNOWN_SERVER_ERROR"
     retriable = False
 
+
 class OffsetOutOfRangeError(BrokerError):
     """Kafka error 1, OFFSET_OUT_OF_RANGE."""
 
     code = 1
     name = "OFFSET_OUT_OF_RANGE"
     retriable = False
+
 
 class CorruptMessageError(BrokerError):
     """Kafka error 2, CORRUPT_MESSAGE (retriable)."""
@@ -60,12 +62,14 @@ class CorruptMessageError(BrokerError):
     name = "CORRUPT_MESSAGE"
     retriable = True
 
+
 class UnknownTopicOrPartitionError(BrokerError):
     """Kafka error 3, UNKNOWN_TOPIC_OR_PARTITION (retriable)."""
 
     code = 3
     name = "UNKNOWN_TOPIC_OR_PARTITION"
     retriable = True
+
 
 class InvalidFetchSizeError(BrokerError):
     """Kafka error 4, INVALID_FETCH_SIZE."""
@@ -74,12 +78,14 @@ class InvalidFetchSizeError(BrokerError):
     name = "INVALID_FETCH_SIZE"
     retriable = False
 
+
 class LeaderNotAvailableError(BrokerError):
     """Kafka error 5, LEADER_NOT_AVAILABLE (retriable)."""
 
     code = 5
     name = "LEADER_NOT_AVAILABLE"
     retriable = True
+
 
 class NotLeaderOrFollowerError(BrokerError):
     """Kafka error 6, NOT_LEADER_OR_FOLLOWER (retriable)."""
@@ -88,12 +94,14 @@ class NotLeaderOrFollowerError(BrokerError):
     name = "NOT_LEADER_OR_FOLLOWER"
     retriable = True
 
+
 class RequestTimedOutError(BrokerError):
     """Kafka error 7, REQUEST_TIMED_OUT (retriable)."""
 
     code = 7
     name = "REQUEST_TIMED_OUT"
     retriable = True
+
 
 class BrokerNotAvailableError(BrokerError):
     """Kafka error 8, BROKER_NOT_AVAILABLE."""
@@ -102,12 +110,14 @@ class BrokerNotAvailableError(BrokerError):
     name = "BROKER_NOT_AVAILABLE"
     retriable = False
 
+
 class ReplicaNotAvailableError(BrokerError):
     """Kafka error 9, REPLICA_NOT_AVAILABLE (retriable)."""
 
     code = 9
     name = "REPLICA_NOT_AVAILABLE"
     retriable = True
+
 
 class MessageTooLargeError(BrokerError):
     """Kafka error 10, MESSAGE_TOO_LARGE."""
@@ -116,12 +126,14 @@ class MessageTooLargeError(BrokerError):
     name = "MESSAGE_TOO_LARGE"
     retriable = False
 
+
 class StaleControllerEpochError(BrokerError):
     """Kafka error 11, STALE_CONTROLLER_EPOCH."""
 
     code = 11
     name = "STALE_CONTROLLER_EPOCH"
     retriable = False
+
 
 class OffsetMetadataTooLargeError(BrokerError):
     """Kafka error 12, OFFSET_METADATA_TOO_LARGE."""
@@ -130,12 +142,14 @@ class OffsetMetadataTooLargeError(BrokerError):
     name = "OFFSET_METADATA_TOO_LARGE"
     retriable = False
 
+
 class NetworkExceptionError(BrokerError):
     """Kafka error 13, NETWORK_EXCEPTION (retriable)."""
 
     code = 13
     name = "NETWORK_EXCEPTION"
     retriable = True
+
 
 class CoordinatorLoadInProgressError(BrokerError):
     """Kafka error 14, COORDINATOR_LOAD_IN_PROGRESS (retriable)."""
@@ -144,12 +158,14 @@ class CoordinatorLoadInProgressError(BrokerError):
     name = "COORDINATOR_LOAD_IN_PROGRESS"
     retriable = True
 
+
 class CoordinatorNotAvailableError(BrokerError):
     """Kafka error 15, COORDINATOR_NOT_AVAILABLE (retriable)."""
 
     code = 15
     name = "COORDINATOR_NOT_AVAILABLE"
     retriable = True
+
 
 class NotCoordinatorError(BrokerError):
     """Kafka error 16, NOT_COORDINATOR (retriable)."""
@@ -158,12 +174,14 @@ class NotCoordinatorError(BrokerError):
     name = "NOT_COORDINATOR"
     retriable = True
 
+
 class InvalidTopicExceptionError(BrokerError):
     """Kafka error 17, INVALID_TOPIC_EXCEPTION."""
 
     code = 17
     name = "INVALID_TOPIC_EXCEPTION"
     retriable = False
+
 
 class RecordListTooLargeError(BrokerError):
     """Kafka error 18, RECORD_LIST_TOO_LARGE."""
@@ -172,12 +190,14 @@ class RecordListTooLargeError(BrokerError):
     name = "RECORD_LIST_TOO_LARGE"
     retriable = False
 
+
 class NotEnoughReplicasError(BrokerError):
     """Kafka error 19, NOT_ENOUGH_REPLICAS (retriable)."""
 
     code = 19
     name = "NOT_ENOUGH_REPLICAS"
     retriable = True
+
 
 class NotEnoughReplicasAfterAppendError(BrokerError):
     """Kafka error 20, NOT_ENOUGH_REPLICAS_AFTER_APPEND (retriable)."""
@@ -186,12 +206,14 @@ class NotEnoughReplicasAfterAppendError(BrokerError):
     name = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
     retriable = True
 
+
 class InvalidRequiredAcksError(BrokerError):
     """Kafka error 21, INVALID_REQUIRED_ACKS."""
 
     code = 21
     name = "INVALID_REQUIRED_ACKS"
     retriable = False
+
 
 class IllegalGenerationError(BrokerError):
     """Kafka error 22, ILLEGAL_GENERATION."""
@@ -200,12 +222,14 @@ class IllegalGenerationError(BrokerError):
     name = "ILLEGAL_GENERATION"
     retriable = False
 
+
 class InconsistentGroupProtocolError(BrokerError):
     """Kafka error 23, INCONSISTENT_GROUP_PROTOCOL."""
 
     code = 23
     name = "INCONSISTENT_GROUP_PROTOCOL"
     retriable = False
+
 
 class InvalidGroupIdError(BrokerError):
     """Kafka error 24, INVALID_GROUP_ID."""
@@ -214,12 +238,14 @@ class InvalidGroupIdError(BrokerError):
     name = "INVALID_GROUP_ID"
     retriable = False
 
+
 class UnknownMemberIdError(BrokerError):
     """Kafka error 25, UNKNOWN_MEMBER_ID."""
 
     code = 25
     name = "UNKNOWN_MEMBER_ID"
     retriable = False
+
 
 class InvalidSessionTimeoutError(BrokerError):
     """Kafka error 26, INVALID_SESSION_TIMEOUT."""
@@ -228,12 +254,14 @@ class InvalidSessionTimeoutError(BrokerError):
     name = "INVALID_SESSION_TIMEOUT"
     retriable = False
 
+
 class RebalanceInProgressError(BrokerError):
     """Kafka error 27, REBALANCE_IN_PROGRESS."""
 
     code = 27
     name = "REBALANCE_IN_PROGRESS"
     retriable = False
+
 
 class InvalidCommitOffsetSizeError(BrokerError):
     """Kafka error 28, INVALID_COMMIT_OFFSET_SIZE."""
@@ -242,12 +270,14 @@ class InvalidCommitOffsetSizeError(BrokerError):
     name = "INVALID_COMMIT_OFFSET_SIZE"
     retriable = False
 
+
 class TopicAuthorizationFailedError(BrokerError):
     """Kafka error 29, TOPIC_AUTHORIZATION_FAILED."""
 
     code = 29
     name = "TOPIC_AUTHORIZATION_FAILED"
     retriable = False
+
 
 class GroupAuthorizationFailedError(BrokerError):
     """Kafka error 30, GROUP_AUTHORIZATION_FAILED."""
@@ -256,12 +286,14 @@ class GroupAuthorizationFailedError(BrokerError):
     name = "GROUP_AUTHORIZATION_FAILED"
     retriable = False
 
+
 class ClusterAuthorizationFailedError(BrokerError):
     """Kafka error 31, CLUSTER_AUTHORIZATION_FAILED."""
 
     code = 31
     name = "CLUSTER_AUTHORIZATION_FAILED"
     retriable = False
+
 
 class InvalidTimestampError(BrokerError):
     """Kafka error 32, INVALID_TIMESTAMP."""
@@ -270,12 +302,14 @@ class InvalidTimestampError(BrokerError):
     name = "INVALID_TIMESTAMP"
     retriable = False
 
+
 class UnsupportedSaslMechanismError(BrokerError):
     """Kafka error 33, UNSUPPORTED_SASL_MECHANISM."""
 
     code = 33
     name = "UNSUPPORTED_SASL_MECHANISM"
     retriable = False
+
 
 class IllegalSaslStateError(BrokerError):
     """Kafka error 34, ILLEGAL_SASL_STATE."""
@@ -284,12 +318,14 @@ class IllegalSaslStateError(BrokerError):
     name = "ILLEGAL_SASL_STATE"
     retriable = False
 
+
 class UnsupportedVersionError(BrokerError):
     """Kafka error 35, UNSUPPORTED_VERSION."""
 
     code = 35
     name = "UNSUPPORTED_VERSION"
     retriable = False
+
 
 class TopicAlreadyExistsError(BrokerError):
     """Kafka error 36, TOPIC_ALREADY_EXISTS."""
@@ -298,12 +334,14 @@ class TopicAlreadyExistsError(BrokerError):
     name = "TOPIC_ALREADY_EXISTS"
     retriable = False
 
+
 class InvalidPartitionsError(BrokerError):
     """Kafka error 37, INVALID_PARTITIONS."""
 
     code = 37
     name = "INVALID_PARTITIONS"
     retriable = False
+
 
 class InvalidReplicationFactorError(BrokerError):
     """Kafka error 38, INVALID_REPLICATION_FACTOR."""
@@ -312,12 +350,14 @@ class InvalidReplicationFactorError(BrokerError):
     name = "INVALID_REPLICATION_FACTOR"
     retriable = False
 
+
 class InvalidReplicaAssignmentError(BrokerError):
     """Kafka error 39, INVALID_REPLICA_ASSIGNMENT."""
 
     code = 39
     name = "INVALID_REPLICA_ASSIGNMENT"
     retriable = False
+
 
 class InvalidConfigError(BrokerError):
     """Kafka error 40, INVALID_CONFIG."""
@@ -326,12 +366,14 @@ class InvalidConfigError(BrokerError):
     name = "INVALID_CONFIG"
     retriable = False
 
+
 class NotControllerError(BrokerError):
     """Kafka error 41, NOT_CONTROLLER (retriable)."""
 
     code = 41
     name = "NOT_CONTROLLER"
     retriable = True
+
 
 class InvalidRequestError(BrokerError):
     """Kafka error 42, INVALID_REQUEST."""
@@ -340,12 +382,14 @@ class InvalidRequestError(BrokerError):
     name = "INVALID_REQUEST"
     retriable = False
 
+
 class UnsupportedForMessageFormatError(BrokerError):
     """Kafka error 43, UNSUPPORTED_FOR_MESSAGE_FORMAT."""
 
     code = 43
     name = "UNSUPPORTED_FOR_MESSAGE_FORMAT"
     retriable = False
+
 
 class PolicyViolationError(BrokerError):
     """Kafka error 44, POLICY_VIOLATION."""
@@ -354,12 +398,14 @@ class PolicyViolationError(BrokerError):
     name = "POLICY_VIOLATION"
     retriable = False
 
+
 class OutOfOrderSequenceNumberError(BrokerError):
     """Kafka error 45, OUT_OF_ORDER_SEQUENCE_NUMBER."""
 
     code = 45
     name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
     retriable = False
+
 
 class DuplicateSequenceNumberError(BrokerError):
     """Kafka error 46, DUPLICATE_SEQUENCE_NUMBER."""
@@ -368,12 +414,14 @@ class DuplicateSequenceNumberError(BrokerError):
     name = "DUPLICATE_SEQUENCE_NUMBER"
     retriable = False
 
+
 class InvalidProducerEpochError(BrokerError):
     """Kafka error 47, INVALID_PRODUCER_EPOCH."""
 
     code = 47
     name = "INVALID_PRODUCER_EPOCH"
     retriable = False
+
 
 class InvalidTxnStateError(BrokerError):
     """Kafka error 48, INVALID_TXN_STATE."""
@@ -382,12 +430,14 @@ class InvalidTxnStateError(BrokerError):
     name = "INVALID_TXN_STATE"
     retriable = False
 
+
 class InvalidProducerIdMappingError(BrokerError):
     """Kafka error 49, INVALID_PRODUCER_ID_MAPPING."""
 
     code = 49
     name = "INVALID_PRODUCER_ID_MAPPING"
     retriable = False
+
 
 class InvalidTransactionTimeoutError(BrokerError):
     """Kafka error 50, INVALID_TRANSACTION_TIMEOUT."""
@@ -396,12 +446,14 @@ class InvalidTransactionTimeoutError(BrokerError):
     name = "INVALID_TRANSACTION_TIMEOUT"
     retriable = False
 
+
 class ConcurrentTransactionsError(BrokerError):
     """Kafka error 51, CONCURRENT_TRANSACTIONS (retriable)."""
 
     code = 51
     name = "CONCURRENT_TRANSACTIONS"
     retriable = True
+
 
 class TransactionCoordinatorFencedError(BrokerError):
     """Kafka error 52, TRANSACTION_COORDINATOR_FENCED."""
@@ -410,12 +462,14 @@ class TransactionCoordinatorFencedError(BrokerError):
     name = "TRANSACTION_COORDINATOR_FENCED"
     retriable = False
 
+
 class TransactionalIdAuthorizationFailedError(BrokerError):
     """Kafka error 53, TRANSACTIONAL_ID_AUTHORIZATION_FAILED."""
 
     code = 53
     name = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
     retriable = False
+
 
 class SecurityDisabledError(BrokerError):
     """Kafka error 54, SECURITY_DISABLED."""
@@ -424,12 +478,14 @@ class SecurityDisabledError(BrokerError):
     name = "SECURITY_DISABLED"
     retriable = False
 
+
 class OperationNotAttemptedError(BrokerError):
     """Kafka error 55, OPERATION_NOT_ATTEMPTED."""
 
     code = 55
     name = "OPERATION_NOT_ATTEMPTED"
     retriable = False
+
 
 class KafkaStorageError(BrokerError):
     """Kafka error 56, KAFKA_STORAGE_ERROR (retriable)."""
@@ -438,12 +494,14 @@ class KafkaStorageError(BrokerError):
     name = "KAFKA_STORAGE_ERROR"
     retriable = True
 
+
 class LogDirNotFoundError(BrokerError):
     """Kafka error 57, LOG_DIR_NOT_FOUND."""
 
     code = 57
     name = "LOG_DIR_NOT_FOUND"
     retriable = False
+
 
 class SaslAuthenticationFailedError(BrokerError):
     """Kafka error 58, SASL_AUTHENTICATION_FAILED."""
@@ -452,12 +510,14 @@ class SaslAuthenticationFailedError(BrokerError):
     name = "SASL_AUTHENTICATION_FAILED"
     retriable = False
 
+
 class UnknownProducerIdError(BrokerError):
     """Kafka error 59, UNKNOWN_PRODUCER_ID."""
 
     code = 59
     name = "UNKNOWN_PRODUCER_ID"
     retriable = False
+
 
 class ReassignmentInProgressError(BrokerError):
     """Kafka error 60, REASSIGNMENT_IN_PROGRESS."""
@@ -466,12 +526,14 @@ class ReassignmentInProgressError(BrokerError):
     name = "REASSIGNMENT_IN_PROGRESS"
     retriable = False
 
+
 class DelegationTokenAuthDisabledError(BrokerError):
     """Kafka error 61, DELEGATION_TOKEN_AUTH_DISABLED."""
 
     code = 61
     name = "DELEGATION_TOKEN_AUTH_DISABLED"
     retriable = False
+
 
 class DelegationTokenNotFoundError(BrokerError):
     """Kafka error 62, DELEGATION_TOKEN_NOT_FOUND."""
@@ -480,12 +542,14 @@ class DelegationTokenNotFoundError(BrokerError):
     name = "DELEGATION_TOKEN_NOT_FOUND"
     retriable = False
 
+
 class DelegationTokenOwnerMismatchError(BrokerError):
     """Kafka error 63, DELEGATION_TOKEN_OWNER_MISMATCH."""
 
     code = 63
     name = "DELEGATION_TOKEN_OWNER_MISMATCH"
     retriable = False
+
 
 class DelegationTokenRequestNotAllowedError(BrokerError):
     """Kafka error 64, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED."""
@@ -494,12 +558,14 @@ class DelegationTokenRequestNotAllowedError(BrokerError):
     name = "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"
     retriable = False
 
+
 class DelegationTokenAuthorizationFailedError(BrokerError):
     """Kafka error 65, DELEGATION_TOKEN_AUTHORIZATION_FAILED."""
 
     code = 65
     name = "DELEGATION_TOKEN_AUTHORIZATION_FAILED"
     retriable = False
+
 
 class DelegationTokenExpiredError(BrokerError):
     """Kafka error 66, DELEGATION_TOKEN_EXPIRED."""
@@ -508,12 +574,14 @@ class DelegationTokenExpiredError(BrokerError):
     name = "DELEGATION_TOKEN_EXPIRED"
     retriable = False
 
+
 class InvalidPrincipalTypeError(BrokerError):
     """Kafka error 67, INVALID_PRINCIPAL_TYPE."""
 
     code = 67
     name = "INVALID_PRINCIPAL_TYPE"
     retriable = False
+
 
 class NonEmptyGroupError(BrokerError):
     """Kafka error 68, NON_EMPTY_GROUP."""
@@ -522,12 +590,14 @@ class NonEmptyGroupError(BrokerError):
     name = "NON_EMPTY_GROUP"
     retriable = False
 
+
 class GroupIdNotFoundError(BrokerError):
     """Kafka error 69, GROUP_ID_NOT_FOUND."""
 
     code = 69
     name = "GROUP_ID_NOT_FOUND"
     retriable = False
+
 
 class FetchSessionIdNotFoundError(BrokerError):
     """Kafka error 70, FETCH_SESSION_ID_NOT_FOUND (retriable)."""
@@ -536,12 +606,14 @@ class FetchSessionIdNotFoundError(BrokerError):
     name = "FETCH_SESSION_ID_NOT_FOUND"
     retriable = True
 
+
 class InvalidFetchSessionEpochError(BrokerError):
     """Kafka error 71, INVALID_FETCH_SESSION_EPOCH (retriable)."""
 
     code = 71
     name = "INVALID_FETCH_SESSION_EPOCH"
     retriable = True
+
 
 class ListenerNotFoundError(BrokerError):
     """Kafka error 72, LISTENER_NOT_FOUND (retriable)."""
@@ -550,12 +622,14 @@ class ListenerNotFoundError(BrokerError):
     name = "LISTENER_NOT_FOUND"
     retriable = True
 
+
 class TopicDeletionDisabledError(BrokerError):
     """Kafka error 73, TOPIC_DELETION_DISABLED."""
 
     code = 73
     name = "TOPIC_DELETION_DISABLED"
     retriable = False
+
 
 class FencedLeaderEpochError(BrokerError):
     """Kafka error 74, FENCED_LEADER_EPOCH (retriable)."""
@@ -564,12 +638,14 @@ class FencedLeaderEpochError(BrokerError):
     name = "FENCED_LEADER_EPOCH"
     retriable = True
 
+
 class UnknownLeaderEpochError(BrokerError):
     """Kafka error 75, UNKNOWN_LEADER_EPOCH (retriable)."""
 
     code = 75
     name = "UNKNOWN_LEADER_EPOCH"
     retriable = True
+
 
 class UnsupportedCompressionTypeError(BrokerError):
     """Kafka error 76, UNSUPPORTED_COMPRESSION_TYPE."""
@@ -578,12 +654,14 @@ class UnsupportedCompressionTypeError(BrokerError):
     name = "UNSUPPORTED_COMPRESSION_TYPE"
     retriable = False
 
+
 class StaleBrokerEpochError(BrokerError):
     """Kafka error 77, STALE_BROKER_EPOCH."""
 
     code = 77
     name = "STALE_BROKER_EPOCH"
     retriable = False
+
 
 class OffsetNotAvailableError(BrokerError):
     """Kafka error 78, OFFSET_NOT_AVAILABLE (retriable)."""
@@ -592,12 +670,14 @@ class OffsetNotAvailableError(BrokerError):
     name = "OFFSET_NOT_AVAILABLE"
     retriable = True
 
+
 class MemberIdRequiredError(BrokerError):
     """Kafka error 79, MEMBER_ID_REQUIRED."""
 
     code = 79
     name = "MEMBER_ID_REQUIRED"
     retriable = False
+
 
 class PreferredLeaderNotAvailableError(BrokerError):
     """Kafka error 80, PREFERRED_LEADER_NOT_AVAILABLE (retriable)."""
@@ -606,12 +686,14 @@ class PreferredLeaderNotAvailableError(BrokerError):
     name = "PREFERRED_LEADER_NOT_AVAILABLE"
     retriable = True
 
+
 class GroupMaxSizeReachedError(BrokerError):
     """Kafka error 81, GROUP_MAX_SIZE_REACHED."""
 
     code = 81
     name = "GROUP_MAX_SIZE_REACHED"
     retriable = False
+
 
 class FencedInstanceIdError(BrokerError):
     """Kafka error 82, FENCED_INSTANCE_ID."""
@@ -620,12 +702,14 @@ class FencedInstanceIdError(BrokerError):
     name = "FENCED_INSTANCE_ID"
     retriable = False
 
+
 class EligibleLeadersNotAvailableError(BrokerError):
     """Kafka error 83, ELIGIBLE_LEADERS_NOT_AVAILABLE (retriable)."""
 
     code = 83
     name = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
     retriable = True
+
 
 class ElectionNotNeededError(BrokerError):
     """Kafka error 84, ELECTION_NOT_NEEDED (retriable)."""
@@ -634,12 +718,14 @@ class ElectionNotNeededError(BrokerError):
     name = "ELECTION_NOT_NEEDED"
     retriable = True
 
+
 class NoReassignmentInProgressError(BrokerError):
     """Kafka error 85, NO_REASSIGNMENT_IN_PROGRESS."""
 
     code = 85
     name = "NO_REASSIGNMENT_IN_PROGRESS"
     retriable = False
+
 
 class GroupSubscribedToTopicError(BrokerError):
     """Kafka error 86, GROUP_SUBSCRIBED_TO_TOPIC."""
@@ -648,12 +734,14 @@ class GroupSubscribedToTopicError(BrokerError):
     name = "GROUP_SUBSCRIBED_TO_TOPIC"
     retriable = False
 
+
 class InvalidRecordError(BrokerError):
     """Kafka error 87, INVALID_RECORD."""
 
     code = 87
     name = "INVALID_RECORD"
     retriable = False
+
 
 class UnstableOffsetCommitError(BrokerError):
     """Kafka error 88, UNSTABLE_OFFSET_COMMIT (retriable)."""
@@ -662,12 +750,14 @@ class UnstableOffsetCommitError(BrokerError):
     name = "UNSTABLE_OFFSET_COMMIT"
     retriable = True
 
+
 class ThrottlingQuotaExceededError(BrokerError):
     """Kafka error 89, THROTTLING_QUOTA_EXCEEDED (retriable)."""
 
     code = 89
     name = "THROTTLING_QUOTA_EXCEEDED"
     retriable = True
+
 
 class ProducerFencedError(BrokerError):
     """Kafka error 90, PRODUCER_FENCED."""
@@ -676,12 +766,14 @@ class ProducerFencedError(BrokerError):
     name = "PRODUCER_FENCED"
     retriable = False
 
+
 class ResourceNotFoundError(BrokerError):
     """Kafka error 91, RESOURCE_NOT_FOUND."""
 
     code = 91
     name = "RESOURCE_NOT_FOUND"
     retriable = False
+
 
 class DuplicateResourceError(BrokerError):
     """Kafka error 92, DUPLICATE_RESOURCE."""
@@ -690,12 +782,14 @@ class DuplicateResourceError(BrokerError):
     name = "DUPLICATE_RESOURCE"
     retriable = False
 
+
 class UnacceptableCredentialError(BrokerError):
     """Kafka error 93, UNACCEPTABLE_CREDENTIAL."""
 
     code = 93
     name = "UNACCEPTABLE_CREDENTIAL"
     retriable = False
+
 
 class InconsistentVoterSetError(BrokerError):
     """Kafka error 94, INCONSISTENT_VOTER_SET."""
@@ -704,12 +798,14 @@ class InconsistentVoterSetError(BrokerError):
     name = "INCONSISTENT_VOTER_SET"
     retriable = False
 
+
 class InvalidUpdateVersionError(BrokerError):
     """Kafka error 95, INVALID_UPDATE_VERSION."""
 
     code = 95
     name = "INVALID_UPDATE_VERSION"
     retriable = False
+
 
 class FeatureUpdateFailedError(BrokerError):
     """Kafka error 96, FEATURE_UPDATE_FAILED."""
@@ -718,6 +814,7 @@ class FeatureUpdateFailedError(BrokerError):
     name = "FEATURE_UPDATE_FAILED"
     retriable = False
 
+
 class PrincipalDeserializationFailureError(BrokerError):
     """Kafka error 97, PRINCIPAL_DESERIALIZATION_FAILURE."""
 
@@ -725,12 +822,14 @@ class PrincipalDeserializationFailureError(BrokerError):
     name = "PRINCIPAL_DESERIALIZATION_FAILURE"
     retriable = False
 
+
 class SnapshotNotFoundError(BrokerError):
     """Kafka error 98, SNAPSHOT_NOT_FOUND."""
 
     code = 98
     name = "SNAPSHOT_NOT_FOUND"
     retriable = False
+
 
 class PositionOutOfRangeError(BrokerError):
     """Kafka error 99, POSITION_OUT_OF_RANGE."""
@@ -747,12 +846,14 @@ class UnknownTopicIdError(BrokerError):
     name = "UNKNOWN_TOPIC_ID"
     retriable = True
 
+
 class DuplicateBrokerRegistrationError(BrokerError):
     """Kafka error 101, DUPLICATE_BROKER_REGISTRATION."""
 
     code = 101
     name = "DUPLICATE_BROKER_REGISTRATION"
     retriable = False
+
 
 class BrokerIdNotRegisteredError(BrokerError):
     """Kafka error 102, BROKER_ID_NOT_REGISTERED."""
@@ -761,12 +862,14 @@ class BrokerIdNotRegisteredError(BrokerError):
     name = "BROKER_ID_NOT_REGISTERED"
     retriable = False
 
+
 class InconsistentTopicIdError(BrokerError):
     """Kafka error 103, INCONSISTENT_TOPIC_ID (retriable)."""
 
     code = 103
     name = "INCONSISTENT_TOPIC_ID"
     retriable = True
+
 
 class InconsistentClusterIdError(BrokerError):
     """Kafka error 104, INCONSISTENT_CLUSTER_ID."""
@@ -775,12 +878,14 @@ class InconsistentClusterIdError(BrokerError):
     name = "INCONSISTENT_CLUSTER_ID"
     retriable = False
 
+
 class TransactionalIdNotFoundError(BrokerError):
     """Kafka error 105, TRANSACTIONAL_ID_NOT_FOUND."""
 
     code = 105
     name = "TRANSACTIONAL_ID_NOT_FOUND"
     retriable = False
+
 
 class FetchSessionTopicIdError(BrokerError):
     """Kafka error 106, FETCH_SESSION_TOPIC_ID_ERROR (retriable)."""
@@ -789,12 +894,14 @@ class FetchSessionTopicIdError(BrokerError):
     name = "FETCH_SESSION_TOPIC_ID_ERROR"
     retriable = True
 
+
 class IneligibleReplicaError(BrokerError):
     """Kafka error 107, INELIGIBLE_REPLICA."""
 
     code = 107
     name = "INELIGIBLE_REPLICA"
     retriable = False
+
 
 class NewLeaderElectedError(BrokerError):
     """Kafka error 108, NEW_LEADER_ELECTED."""
@@ -803,12 +910,14 @@ class NewLeaderElectedError(BrokerError):
     name = "NEW_LEADER_ELECTED"
     retriable = False
 
+
 class OffsetMovedToTieredStorageError(BrokerError):
     """Kafka error 109, OFFSET_MOVED_TO_TIERED_STORAGE."""
 
     code = 109
     name = "OFFSET_MOVED_TO_TIERED_STORAGE"
     retriable = False
+
 
 class FencedMemberEpochError(BrokerError):
     """Kafka error 110, FENCED_MEMBER_EPOCH."""
@@ -817,12 +926,14 @@ class FencedMemberEpochError(BrokerError):
     name = "FENCED_MEMBER_EPOCH"
     retriable = False
 
+
 class UnreleasedInstanceIdError(BrokerError):
     """Kafka error 111, UNRELEASED_INSTANCE_ID."""
 
     code = 111
     name = "UNRELEASED_INSTANCE_ID"
     retriable = False
+
 
 class UnsupportedAssignorError(BrokerError):
     """Kafka error 112, UNSUPPORTED_ASSIGNOR."""
@@ -831,12 +942,14 @@ class UnsupportedAssignorError(BrokerError):
     name = "UNSUPPORTED_ASSIGNOR"
     retriable = False
 
+
 class StaleMemberEpochError(BrokerError):
     """Kafka error 113, STALE_MEMBER_EPOCH."""
 
     code = 113
     name = "STALE_MEMBER_EPOCH"
     retriable = False
+
 
 class MismatchedEndpointTypeError(BrokerError):
     """Kafka error 114, MISMATCHED_ENDPOINT_TYPE."""
@@ -845,12 +958,14 @@ class MismatchedEndpointTypeError(BrokerError):
     name = "MISMATCHED_ENDPOINT_TYPE"
     retriable = False
 
+
 class UnsupportedEndpointTypeError(BrokerError):
     """Kafka error 115, UNSUPPORTED_ENDPOINT_TYPE."""
 
     code = 115
     name = "UNSUPPORTED_ENDPOINT_TYPE"
     retriable = False
+
 
 class UnknownControllerIdError(BrokerError):
     """Kafka error 116, UNKNOWN_CONTROLLER_ID."""
@@ -859,12 +974,14 @@ class UnknownControllerIdError(BrokerError):
     name = "UNKNOWN_CONTROLLER_ID"
     retriable = False
 
+
 class UnknownSubscriptionIdError(BrokerError):
     """Kafka error 117, UNKNOWN_SUBSCRIPTION_ID."""
 
     code = 117
     name = "UNKNOWN_SUBSCRIPTION_ID"
     retriable = False
+
 
 class TelemetryTooLargeError(BrokerError):
     """Kafka error 118, TELEMETRY_TOO_LARGE."""
@@ -873,12 +990,14 @@ class TelemetryTooLargeError(BrokerError):
     name = "TELEMETRY_TOO_LARGE"
     retriable = False
 
+
 class InvalidRegistrationError(BrokerError):
     """Kafka error 119, INVALID_REGISTRATION."""
 
     code = 119
     name = "INVALID_REGISTRATION"
     retriable = False
+
 
 class TransactionAbortableError(BrokerError):
     """Kafka error 120, TRANSACTION_ABORTABLE."""
@@ -887,12 +1006,14 @@ class TransactionAbortableError(BrokerError):
     name = "TRANSACTION_ABORTABLE"
     retriable = False
 
+
 class InvalidRecordStateError(BrokerError):
     """Kafka error 121, INVALID_RECORD_STATE."""
 
     code = 121
     name = "INVALID_RECORD_STATE"
     retriable = False
+
 
 class ShareSessionNotFoundError(BrokerError):
     """Kafka error 122, SHARE_SESSION_NOT_FOUND (retriable)."""
@@ -901,12 +1022,14 @@ class ShareSessionNotFoundError(BrokerError):
     name = "SHARE_SESSION_NOT_FOUND"
     retriable = True
 
+
 class InvalidShareSessionEpochError(BrokerError):
     """Kafka error 123, INVALID_SHARE_SESSION_EPOCH (retriable)."""
 
     code = 123
     name = "INVALID_SHARE_SESSION_EPOCH"
     retriable = True
+
 
 class FencedStateEpochError(BrokerError):
     """Kafka error 124, FENCED_STATE_EPOCH."""
@@ -915,12 +1038,14 @@ class FencedStateEpochError(BrokerError):
     name = "FENCED_STATE_EPOCH"
     retriable = False
 
+
 class InvalidVoterKeyError(BrokerError):
     """Kafka error 125, INVALID_VOTER_KEY."""
 
     code = 125
     name = "INVALID_VOTER_KEY"
     retriable = False
+
 
 class DuplicateVoterError(BrokerError):
     """Kafka error 126, DUPLICATE_VOTER."""
@@ -929,12 +1054,14 @@ class DuplicateVoterError(BrokerError):
     name = "DUPLICATE_VOTER"
     retriable = False
 
+
 class VoterNotFoundError(BrokerError):
     """Kafka error 127, VOTER_NOT_FOUND."""
 
     code = 127
     name = "VOTER_NOT_FOUND"
     retriable = False
+
 
 class InvalidRegularExpressionError(BrokerError):
     """Kafka error 128, INVALID_REGULAR_EXPRESSION."""
@@ -943,12 +1070,14 @@ class InvalidRegularExpressionError(BrokerError):
     name = "INVALID_REGULAR_EXPRESSION"
     retriable = False
 
+
 class RebootstrapRequiredError(BrokerError):
     """Kafka error 129, REBOOTSTRAP_REQUIRED."""
 
     code = 129
     name = "REBOOTSTRAP_REQUIRED"
     retriable = False
+
 
 class StreamsInvalidTopologyError(BrokerError):
     """Kafka error 130, STREAMS_INVALID_TOPOLOGY."""
@@ -957,6 +1086,7 @@ class StreamsInvalidTopologyError(BrokerError):
     name = "STREAMS_INVALID_TOPOLOGY"
     retriable = False
 
+
 class StreamsInvalidTopologyEpochError(BrokerError):
     """Kafka error 131, STREAMS_INVALID_TOPOLOGY_EPOCH."""
 
@@ -964,12 +1094,14 @@ class StreamsInvalidTopologyEpochError(BrokerError):
     name = "STREAMS_INVALID_TOPOLOGY_EPOCH"
     retriable = False
 
+
 class StreamsTopologyFencedError(BrokerError):
     """Kafka error 132, STREAMS_TOPOLOGY_FENCED."""
 
     code = 132
     name = "STREAMS_TOPOLOGY_FENCED"
     retriable = False
+
 
 class ShareSessionLimitReachedError(BrokerError):
     """Kafka error 133, SHARE_SESSION_LIMIT_REACHED (retriable)."""
@@ -1005,6 +1137,7 @@ def raise_for_code(code: int, message: str | None = None) -> None:
     cls = error_for_code(code)
     if cls is not None:
         raise cls(message)
+
 
 __all__ += [
     "UnknownServerError",

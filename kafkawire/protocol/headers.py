@@ -84,7 +84,7 @@ def encode_request_header(
             out += _LEN16.pack(len(raw))
             out += raw
     if header_version >= 2:
-        _write_tags(out, [], unknown_tags)
+        _write_tags(out.extend, [], unknown_tags)
     return out
 
 
@@ -118,7 +118,7 @@ def encode_response_header(
     """Append a response header of ``header_version`` (0 or 1) to ``out``."""
     out += _CID.pack(correlation_id)
     if header_version >= 1:
-        _write_tags(out, [], unknown_tags)
+        _write_tags(out.extend, [], unknown_tags)
     return out
 
 

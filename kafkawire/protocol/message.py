@@ -139,9 +139,7 @@ class Message(Struct):
     @classmethod
     def _check_version(cls, version: int) -> None:
         if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
-            raise ProtocolError(
-                f"{cls.__name__} has versions {cls.MIN_VERSION}-{cls.MAX_VERSION}, not {version}"
-            )
+            raise ProtocolError(f"{cls.__name__} has versions {cls.MIN_VERSION}-{cls.MAX_VERSION}, not {version}")
 
     @classmethod
     def _encoder(cls, version: int) -> Callable:
@@ -161,18 +159,19 @@ class Message(Struct):
             cls._dec_cache[version] = fn
         return fn
 
-    def _encode_into(self, out: bytearray, version: int) -> bytearray:
+    def _encode_chunks(self, chunks: list, version: int) -> list:
         enc = self._encoder(version)
         try:
-            return enc(self, out)
+            enc(self, chunks.append)
         except ProtocolError:
             raise
         except _ENCODE_ERRORS as exc:
             raise ProtocolError(f"cannot encode {type(self).__name__} v{version}: {exc}") from exc
+        return chunks
 
     def encode_body(self, version: int) -> bytes:
         """The message body at ``version`` (no size prefix, no header)."""
-        return bytes(self._encode_into(bytearray(), version))
+        return b"".join(self._encode_chunks([], version))
 
     @classmethod
     def decode(cls, buf: bytes | bytearray | memoryview, version: int, *, allow_trailing: bool = False) -> Any:
@@ -210,11 +209,10 @@ class Request(Message):
 
     def encode(self, version: int, correlation_id: int = 0, client_id: str | None = "kafkawire") -> bytes:
         """The full frame: 4-byte size, request header (v1, or v2 when flexible), body."""
-        out = bytearray(4)
-        encode_request_header(out, self.API_KEY, version, correlation_id, client_id, self.header_version(version))
-        self._encode_into(out, version)
-        _SIZE.pack_into(out, 0, len(out) - 4)
-        return bytes(out)
+        header = encode_request_header(
+            bytearray(), self.API_KEY, version, correlation_id, client_id, self.header_version(version)
+        )
+        return _frame(self._encode_chunks([b"", bytes(header)], version))
 
 
 class Response(Message):
@@ -230,11 +228,14 @@ class Response(Message):
 
     def encode(self, version: int, correlation_id: int = 0) -> bytes:
         """The full frame a broker would send: 4-byte size, response header, body."""
-        out = bytearray(4)
-        encode_response_header(out, correlation_id, self.header_version(version))
-        self._encode_into(out, version)
-        _SIZE.pack_into(out, 0, len(out) - 4)
-        return bytes(out)
+        header = encode_response_header(bytearray(), correlation_id, self.header_version(version))
+        return _frame(self._encode_chunks([b"", bytes(header)], version))
+
+
+def _frame(chunks: list) -> bytes:
+    """Join header and body chunks behind a 4-byte size (``chunks[0]`` is the size's placeholder)."""
+    chunks[0] = _SIZE.pack(sum(map(len, chunks)))
+    return b"".join(chunks)
 
 
 def build_message(text: str, base: type, mixins: dict[str, type] | None = None) -> type:

@@ -120,8 +120,16 @@ class StructSchema:
 
     def signature(self) -> tuple:
         return tuple(
-            (f.name, f.type, f.is_array, str(f.versions), str(f.nullable), f.tag, repr(f.default),
-             f.struct.signature() if f.struct else None)
+            (
+                f.name,
+                f.type,
+                f.is_array,
+                str(f.versions),
+                str(f.nullable),
+                f.tag,
+                repr(f.default),
+                f.struct.signature() if f.struct else None,
+            )
             for f in self.fields
         )
 
@@ -235,8 +243,17 @@ def parse_message(text: str) -> MessageSchema:
             default = _parse_default(default, base, is_array)
             if is_array and default is None:
                 default = []  # Kafka's "null" default on arrays still means empty when omitted
-        fld = Field(fname, base, is_array, versions, nullable, tag, default, ignorable,
-                    StructSchema(base) if is_struct else None)
+        fld = Field(
+            fname,
+            base,
+            is_array,
+            versions,
+            nullable,
+            tag,
+            default,
+            ignorable,
+            StructSchema(base) if is_struct else None,
+        )
         parent.fields.append(fld)
         last = (indent, fld)
     return MessageSchema(name, int(opts["key"]), vr.lo, vr.hi, flex, root)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..columns import RecordColumns
+from ..protocol.errors import OffsetOutOfRangeError
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .options import SourceOptions, TopicPartition
 
@@ -27,9 +28,21 @@ __all__ = ["KafkaAccess", "client_kwargs"]
 log = logging.getLogger("kafkawire.spark")
 
 #: ``kafka.<name>`` options that map onto :class:`kafkawire.Client` constructor arguments.
-_CLIENT_PARAMS: dict[str, tuple[str, type]] = {
+_CLIENT_PARAMS: dict[str, tuple[str, Any]] = {
     "client.id": ("client_id", str),
     "request.timeout.ms": ("request_timeout_ms", int),
+    "socket.connection.setup.timeout.ms": ("connect_timeout_ms", int),
+    "retries": ("retries", int),
+    "retry.backoff.ms": ("retry_backoff_ms", int),
+    "retry.backoff.max.ms": ("retry_backoff_max_ms", int),
+    "metadata.max.age.ms": ("metadata_max_age_ms", int),
+    "security.protocol": ("security_protocol", str),
+    "sasl.mechanism": ("sasl_mechanism", str),
+    # librdkafka's names; the Java client's sasl.jaas.config is a JAAS string kafkawire does not parse.
+    "sasl.username": ("sasl_username", str),
+    "sasl.password": ("sasl_password", str),
+    "enable.idempotence": ("enable_idempotence", lambda v: str(v).strip().lower() == "true"),
+    "max.request.size": ("max_batch_bytes", int),
 }
 #: ``kafka.<name>`` options that tune fetches (consumer names as Spark users know them).
 _FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")
@@ -127,10 +140,10 @@ class KafkaAccess:
         """``{topic: [partition, ...]}`` for every topic the cluster reports (internal ones excluded)."""
         md = self.client.metadata()
         out: dict[str, list[int]] = {}
-        for t in md.topics:
-            if getattr(t, "error_code", 0) or getattr(t, "is_internal", False) or t.name.startswith("__"):
+        for name, t in md.topics.items():
+            if t.error is not None or t.is_internal or name.startswith("__"):
                 continue
-            out[t.name] = sorted(p.partition_index for p in t.partitions)
+            out[name] = sorted(t.partitions)
         return out
 
     def partition_count(self, topic: str) -> int:
@@ -149,11 +162,18 @@ class KafkaAccess:
         return self._list_offsets(dict(query))
 
     def _list_offsets(self, query: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        if not query:
-            return {}
+        """One ListOffsets per (topic, timestamp): -2 earliest, -1 latest, else the first offset at or
+        after that time (-1 when there is none)."""
         isolation = self.kafka_params.get("isolation.level", "read_uncommitted")
-        found = self.client.list_offsets(dict(query), isolation=isolation)
-        return {tp: int(found[tp]) for tp in query}
+        groups: dict[tuple[str, int], list[int]] = {}
+        for (topic, partition), ts in query.items():
+            groups.setdefault((topic, int(ts)), []).append(partition)
+        out: dict[TopicPartition, int] = {}
+        for (topic, ts), partitions in sorted(groups.items()):
+            found = self.client.list_offsets(topic, partitions, timestamp=ts, isolation=isolation)
+            for p in partitions:
+                out[(topic, p)] = int(found[p].offset)
+        return out
 
     # ---------------------------------------------------------------------------------------- fetch
 
@@ -181,23 +201,20 @@ class KafkaAccess:
         max_wait_ms = int(self.kafka_params.get("fetch.max.wait.ms", 500))
         isolation = self.kafka_params.get("isolation.level", "read_uncommitted")
         tp = (topic, partition)
-        if offset < end:
-            earliest = self.earliest_offsets([tp])[tp]
-            if offset < earliest:
-                if fail_on_data_loss:
-                    raise KafkaDataLossError(
-                        f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
-                        f"the earliest available offset is {earliest}."
-                    )
-                log.warning("skipping offsets [%d, %d) of %s: no longer available", offset, earliest, tp_str(*tp))
-                offset = earliest
         deadline = time.monotonic() + poll_timeout_ms / 1000
         while offset < end:
-            cols = self.client.fetch(
-                topic, partition, offset, max_bytes=max_bytes, max_wait_ms=max_wait_ms, isolation=isolation
-            )
-            n = len(cols)
-            if n:
+            res = self.client.fetch_many(
+                {tp: offset}, max_bytes=max_bytes, max_wait_ms=max_wait_ms, isolation=isolation, raise_errors=False
+            )[tp]
+            if res.error is not None:
+                if not isinstance(res.error, OffsetOutOfRangeError):
+                    raise res.error
+                offset = self._out_of_range(tp, offset, end, fail_on_data_loss)
+                if offset >= end:
+                    return
+                continue
+            cols: RecordColumns = res.records
+            if len(cols):
                 lo = int(np.searchsorted(cols.offset, offset, side="left"))
                 hi = int(np.searchsorted(cols.offset, end, side="left"))
                 if hi > lo:
@@ -207,14 +224,13 @@ class KafkaAccess:
                 offset = nxt
                 deadline = time.monotonic() + poll_timeout_ms / 1000
                 continue
-            # No progress: either the records are not there yet (high watermark moving) or they never will be.
-            latest = self.latest_offsets([tp])[tp]
-            if latest >= end and time.monotonic() < deadline:
-                continue
-            if latest < end and latest <= offset:
+            # No progress. If the log (or, under read_committed, its stable part) ends before the range
+            # does, the planned records are gone (the topic was truncated or re-created): data loss.
+            available = res.last_stable_offset if isolation == "read_committed" else res.high_watermark
+            if 0 <= available <= offset:
                 msg = (
                     f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
-                    f"the latest available offset is {latest}."
+                    f"the log ends at {available}."
                 )
                 if fail_on_data_loss:
                     raise KafkaDataLossError(msg)
@@ -224,6 +240,21 @@ class KafkaAccess:
                 raise TimeoutError(
                     f"Cannot fetch record for offset {offset} of {tp_str(*tp)} in {poll_timeout_ms} milliseconds"
                 )
+
+    def _out_of_range(self, tp: TopicPartition, offset: int, end: int, fail_on_data_loss: bool) -> int:
+        """Where to continue after OFFSET_OUT_OF_RANGE at ``offset`` (or raise data loss)."""
+        earliest = self.earliest_offsets([tp])[tp]
+        latest = self.latest_offsets([tp])[tp]
+        if earliest <= offset < latest:  # a transient answer (e.g. a leader change): try again
+            return offset
+        msg = (
+            f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
+            f"the log now holds [{earliest}, {latest})."
+        )
+        if fail_on_data_loss:
+            raise KafkaDataLossError(msg)
+        log.warning("%s; skipping what is gone", msg)
+        return earliest if offset < earliest else end
 
     # -------------------------------------------------------------------------------------- produce
 

@@ -175,7 +175,8 @@ def split_ranges(
         out = [piece for r in out for piece in _cut(r, math.ceil(r.size / max_records_per_partition))]
     if min_partitions and len(out) < min_partitions:
         total = sum(r.size for r in out)
-        out = [piece for r in out for piece in _cut(r, max(round(r.size / total * min_partitions), 1))]
+        # Scala's math.round (half up), not Python's round (half to even): 2.5 parts is 3, as in Spark.
+        out = [piece for r in out for piece in _cut(r, max(math.floor(r.size / total * min_partitions + 0.5), 1))]
     return out
 
 

@@ -27,11 +27,13 @@ crashed test run leaves nothing listening.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import ctypes
 import ctypes.util
 import glob
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -117,16 +119,15 @@ def wait_for_port(
             pass
         if time.monotonic() >= deadline:
             raise BrokerStartError(
-                f"{what} did not accept connections on {host}:{port} within {timeout:g}s; "
-                f"stderr tail:\n{_tail(log)}"
+                f"{what} did not accept connections on {host}:{port} within {timeout:g}s; stderr tail:\n{_tail(log)}"
             )
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # PR_SET_PDEATHSIG (1): the kernel sends SIGKILL to the broker when the thread that forked it dies,
-    # so a test run killed with SIGKILL (or a pytest-timeout abort) does not leave brokers behind.
+    # PR_SET_PDEATHSIG (1): the kernel sends SIGKILL to the broker when the thread that forked it dies
+    # (see _Spawner), so a test run killed with SIGKILL does not leave brokers behind.
     try:
         libc = ctypes.CDLL(None)
         libc.prctl(1, signal.SIGKILL)
@@ -134,6 +135,39 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
+class _Spawner:
+    """Starts every broker process from one long-lived daemon thread.
+
+    PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process: a broker
+    restarted from a short-lived test thread would be killed as soon as that thread ended. Forking from a
+    thread that lives as long as the interpreter keeps the signal tied to the process's lifetime.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.Queue[tuple[Any, concurrent.futures.Future[Any]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        while True:
+            fn, fut = self._jobs.get()
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn())
+                except BaseException as e:
+                    fut.set_exception(e)
+
+    def call(self, fn: Any) -> Any:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="kafkawire-broker-spawner", daemon=True)
+                self._thread.start()
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._jobs.put((fn, fut))
+        return fut.result()
+
+
+_SPAWNER = _Spawner()
 _LIVE: weakref.WeakSet[Broker] = weakref.WeakSet()
 
 
@@ -223,6 +257,7 @@ class SubprocessBroker(Broker):
         self.stderr_path = self.log_dir / "stderr.log"
         self._env = dict(env) if env is not None else None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._restartable = False  # True once it has run: a restart may wait for its port to free up
         self._lock = threading.RLock()
 
     # subclasses -----------------------------------------------------------------------------------
@@ -244,6 +279,9 @@ class SubprocessBroker(Broker):
         return self._proc is not None and self._proc.poll() is None
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        return _SPAWNER.call(self._popen)
+
+    def _popen(self) -> subprocess.Popen[bytes]:
         out = open(self.stdout_path, "ab")
         err = open(self.stderr_path, "ab")
         try:
@@ -266,7 +304,8 @@ class SubprocessBroker(Broker):
             if self.running:
                 return self
             attempts = 1 if self._fixed_port else 3
-            # A restart reuses the port; right after a SIGKILL the kernel may still hold it briefly.
+            # A restart reuses the port; right after a SIGKILL the kernel may still hold it briefly, so
+            # the same port is tried until the deadline. A port the caller chose is tried once.
             deadline = time.monotonic() + self.startup_timeout
             last: BrokerStartError | None = None
             for _ in range(attempts):
@@ -287,7 +326,7 @@ class SubprocessBroker(Broker):
                     except BrokerStartError as e:
                         self.kill_process()
                         last = e
-                        if self._fixed_port and time.monotonic() < deadline and "exited" in str(e):
+                        if self._restartable and time.monotonic() < deadline and "exited" in str(e):
                             time.sleep(0.2)  # port still held: try the same port again
                             continue
                         break
@@ -299,6 +338,7 @@ class SubprocessBroker(Broker):
             self.bootstrap = f"{self.host}:{self.port}"
             # From now on restarts must come back on the same port: clients hold this address.
             self._fixed_port = True
+            self._restartable = True
             _LIVE.add(self)
             self._after_start()
             return self
@@ -438,7 +478,9 @@ class TansuBroker(SubprocessBroker):
 
     kind = "tansu"
     supports_restart = True
-    stop_signals = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 10.0))
+    # Tansu exits on SIGTERM at once when idle, but waits for open client connections to close; its
+    # storage is in memory, so there is nothing a graceful stop would save: do not wait long.
+    stop_signals = ((signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
 
     def __init__(
         self,
@@ -503,8 +545,7 @@ class TansuBroker(SubprocessBroker):
         )
         if res.returncode != 0:
             raise BrokerStartError(
-                f"tansu user create {name!r} failed ({res.returncode}): "
-                f"{res.stderr.decode('utf-8', 'replace')[-2000:]}"
+                f"tansu user create {name!r} failed ({res.returncode}): {res.stderr.decode('utf-8', 'replace')[-2000:]}"
             )
 
     def restart(self) -> None:
@@ -571,6 +612,21 @@ def _librdkafka() -> ctypes.CDLL:
         lib.rd_kafka_mock_cluster_bootstraps.argtypes = [vp]
         lib.rd_kafka_mock_topic_create.restype = ctypes.c_int
         lib.rd_kafka_mock_topic_create.argtypes = [vp, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        lib.rd_kafka_mock_partition_set_leader.restype = ctypes.c_int
+        lib.rd_kafka_mock_partition_set_leader.argtypes = [vp, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+        lib.rd_kafka_mock_push_request_errors_array.restype = None
+        lib.rd_kafka_mock_push_request_errors_array.argtypes = [
+            vp,
+            ctypes.c_int16,
+            ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_int),
+        ]
+        lib.rd_kafka_mock_clear_request_errors.restype = None
+        lib.rd_kafka_mock_clear_request_errors.argtypes = [vp, ctypes.c_int16]
+        lib.rd_kafka_mock_broker_set_down.restype = ctypes.c_int
+        lib.rd_kafka_mock_broker_set_down.argtypes = [vp, ctypes.c_int32]
+        lib.rd_kafka_mock_broker_set_up.restype = ctypes.c_int
+        lib.rd_kafka_mock_broker_set_up.argtypes = [vp, ctypes.c_int32]
         lib.rd_kafka_err2str.restype = ctypes.c_char_p
         lib.rd_kafka_err2str.argtypes = [ctypes.c_int]
         lib.rd_kafka_version_str.restype = ctypes.c_char_p
@@ -656,6 +712,51 @@ class MockCluster(Broker):
             err = lib.rd_kafka_mock_topic_create(self._mc, name.encode(), partitions, replication_factor)
             if err:
                 raise RuntimeError(f"rd_kafka_mock_topic_create({name!r}): {lib.rd_kafka_err2str(err).decode()}")
+
+    # fault injection (librdkafka's rdkafka_mock.h) ----------------------------------------------------
+    def _check(self, err: int, what: str) -> None:
+        if err:
+            raise RuntimeError(f"{what}: {_librdkafka().rd_kafka_err2str(err).decode()}")
+
+    def _cluster(self) -> int:
+        if self._mc is None:
+            raise RuntimeError("mock cluster is not running")
+        return self._mc
+
+    @property
+    def broker_ids(self) -> list[int]:
+        """Node ids of the mock brokers (librdkafka numbers them from 1)."""
+        return list(range(1, self.brokers + 1))
+
+    def set_partition_leader(self, topic: str, partition: int, broker_id: int) -> None:
+        """Move a partition's leadership; the old leader answers NOT_LEADER_OR_FOLLOWER from now on."""
+        with self._lock:
+            err = _librdkafka().rd_kafka_mock_partition_set_leader(
+                self._cluster(), topic.encode(), partition, broker_id
+            )
+            self._check(err, f"set leader of {topic}/{partition}")
+
+    def push_request_errors(self, api_key: int, errors: Sequence[int]) -> None:
+        """Make the next ``len(errors)`` requests with ``api_key`` (to any broker) fail with these codes,
+        in order, without being processed."""
+        with self._lock:
+            arr = (ctypes.c_int * len(errors))(*errors)
+            _librdkafka().rd_kafka_mock_push_request_errors_array(self._cluster(), api_key, len(errors), arr)
+
+    def clear_request_errors(self, api_key: int) -> None:
+        """Drop errors pushed for ``api_key`` that were not consumed yet."""
+        with self._lock:
+            _librdkafka().rd_kafka_mock_clear_request_errors(self._cluster(), api_key)
+
+    def set_broker_down(self, broker_id: int) -> None:
+        """Close the broker's connections and refuse new ones until :meth:`set_broker_up`."""
+        with self._lock:
+            self._check(_librdkafka().rd_kafka_mock_broker_set_down(self._cluster(), broker_id), "broker down")
+
+    def set_broker_up(self, broker_id: int) -> None:
+        """Undo :meth:`set_broker_down`."""
+        with self._lock:
+            self._check(_librdkafka().rd_kafka_mock_broker_set_up(self._cluster(), broker_id), "broker up")
 
 
 # ------------------------------------------------------------------------------------------- factory

@@ -18,8 +18,9 @@ def make_topic(client: Client, broker: Broker, name: str, partitions: int = 1) -
         client.create_topics({name: partitions})
 
 
-def fetch_all(client: Client, topic: str, partition: int, start: int, end: int, *,
-              timeout: float = 30.0, **kwargs) -> list:
+def fetch_all(
+    client: Client, topic: str, partition: int, start: int, end: int, *, timeout: float = 30.0, **kwargs
+) -> list:
     """Every record in ``[start, end)``, fetching as often as needed (the mock returns one batch per
     Fetch; others return everything at once)."""
     out: list = []

@@ -32,18 +32,26 @@ def produce_with_librdkafka(broker: Broker, topic: str, records: list[tuple]) ->
     p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "enable.idempotence": False})
     errors: list = []
     for key, value, headers in records:
-        p.produce(topic, value=value, key=key, headers=headers, partition=0,
-                  on_delivery=lambda err, msg: errors.append(err) if err else None)
+        p.produce(
+            topic,
+            value=value,
+            key=key,
+            headers=headers,
+            partition=0,
+            on_delivery=lambda err, msg: errors.append(err) if err else None,
+        )
     assert p.flush(30) == 0
     assert errors == []
 
 
 def consume_with_librdkafka(broker: Broker, topic: str, n: int, timeout: float = 30.0) -> list:
-    c = Consumer({
-        "bootstrap.servers": broker.bootstrap,
-        "group.id": f"g-{topic}",
-        "enable.auto.commit": False,
-    })
+    c = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": f"g-{topic}",
+            "enable.auto.commit": False,
+        }
+    )
     try:
         c.assign([TopicPartition(topic, 0, 0)])
         out = []

@@ -43,8 +43,7 @@ def test_roundtrip_every_codec_with_headers_and_nulls(broker, topic_name, codec)
     with Client(broker.bootstrap) as c:
         make_topic(c, broker, topic)
         ts = np.array([1_700_000_000_000 + i for i in range(len(VALUES))], dtype=np.int64)
-        res = c.produce(topic, VALUES, keys=KEYS, headers=HEADERS, timestamps=ts, partition=0,
-                        compression=codec)
+        res = c.produce(topic, VALUES, keys=KEYS, headers=HEADERS, timestamps=ts, partition=0, compression=codec)
         assert res.offset.tolist() == list(range(len(VALUES)))
         assert res.partition.tolist() == [0] * len(VALUES)
         got = fetch_all(c, topic, 0, 0, len(VALUES))
@@ -85,8 +84,7 @@ def test_keyed_records_follow_murmur2_and_keyless_ones_share_a_partition(noida, 
             assert offs.tolist() == list(range(len(offs)))
         unkeyed = c.produce(topic, [b"u"] * 10)
         assert len(set(unkeyed.partition.tolist())) == 1
-        stored = {p: [r.key for r in fetch_all(c, topic, p, 0, int((res.partition == p).sum()))]
-                  for p in range(5)}
+        stored = {p: [r.key for r in fetch_all(c, topic, p, 0, int((res.partition == p).sum()))] for p in range(5)}
     for k, p in zip(keys, res.partition.tolist()):
         assert k in stored[p]
 

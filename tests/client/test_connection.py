@@ -9,8 +9,8 @@ import threading
 import time
 
 import pytest
-
 from client_fakes import FakeServer, frame, read_exact, read_request
+
 from kafkawire.client.connection import BrokerConnection
 from kafkawire.client.errors import (
     CorrelationIdMismatchError,
@@ -197,3 +197,16 @@ def test_correlation_ids_wrap_to_one():
     c._next_cid = 0x7FFFFFFF
     assert c.next_correlation_id() == 0x7FFFFFFF
     assert c.next_correlation_id() == 1
+
+
+def test_unrequested_answer_to_a_no_response_request_is_dropped():
+    # noida-db answers Produce with acks=0, which Kafka never does: the answer must not be taken for a
+    # correlation error on the next request.
+    with FakeServer(echo_in_order) as server, connect(server) as c:
+        silent = c.next_correlation_id()
+        c.send_frame(request_frame(silent), silent, expect_response=False)
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        buf = c.receive(cid)
+        assert struct.unpack_from(">i", buf)[0] == cid
+        assert c.connected

@@ -28,8 +28,7 @@ def sample(n: int = N, *, kafka_python_producer: bool = False):
         # kafka-python's producer refuses null header values and records with neither key nor value.
         null_header = b""
         values = [b"" if v is None and k is None else v for v, k in zip(values, keys)]
-    headers = [None if i % 3 else [("i", str(i).encode()), ("dup", b"a"), ("dup", null_header)]
-               for i in range(n)]
+    headers = [None if i % 3 else [("i", str(i).encode()), ("dup", b"a"), ("dup", null_header)] for i in range(n)]
     ts = [T0 + 10 * i for i in range(n)]
     return values, keys, headers, ts
 
@@ -75,8 +74,7 @@ def test_kafkawire_to_other_clients(noida, topic_name, codec, reader):
     values, keys, headers, ts = sample()
     with Client(noida.bootstrap) as c:
         c.create_topics([topic])
-        c.produce(topic, values, keys=keys, headers=headers, timestamps=np.array(ts), partition=0,
-                  compression=codec)
+        c.produce(topic, values, keys=keys, headers=headers, timestamps=np.array(ts), partition=0, compression=codec)
     consume = confluent_consume if reader == "confluent" else kafka_python_consume
     got = consume(noida.bootstrap, topic, N)
     assert [g[0] for g in got] == list(range(N))
@@ -92,8 +90,14 @@ def test_confluent_to_kafkawire(noida, topic_name, codec):
     values, keys, headers, ts = sample()
     with Client(noida.bootstrap) as c:
         c.create_topics([topic])
-        p = Producer({"bootstrap.servers": noida.bootstrap, "compression.type": codec, "linger.ms": 20,
-                      "enable.idempotence": True})
+        p = Producer(
+            {
+                "bootstrap.servers": noida.bootstrap,
+                "compression.type": codec,
+                "linger.ms": 20,
+                "enable.idempotence": True,
+            }
+        )
         for v, k, h, t in zip(values, keys, headers, ts):
             p.produce(topic, value=v, key=k, headers=h, timestamp=t, partition=0)
         assert p.flush(30) == 0
@@ -144,3 +148,55 @@ def test_librdkafka_murmur2_partitioner_agrees(noida, topic_name):
             p.produce(theirs, value=k, key=k, on_delivery=on_delivery)
         assert p.flush(30) == 0
     assert [placed[k] for k in keys] == res.partition.tolist()
+
+
+def test_read_committed_hides_aborted_transactions(noida, topic_name):
+    # Transactions written by librdkafka: one aborted, one committed. read_committed must drop the
+    # aborted batch (FetchResponse aborted_transactions) and both isolation levels skip the control
+    # records. noida-db only: librdkafka's mock answers read_committed Fetches with an empty
+    # aborted_transactions list (and writes its transaction markers with a zero CRC).
+    topic = topic_name()
+    with Client(noida.bootstrap) as c:
+        c.create_topics([topic])
+        p = Producer({"bootstrap.servers": noida.bootstrap, "transactional.id": f"tx-{topic}"})
+        p.init_transactions(30)
+        p.begin_transaction()
+        p.produce(topic, value=b"aborted-1", partition=0)
+        p.produce(topic, value=b"aborted-2", partition=0)
+        p.flush(30)
+        p.abort_transaction(30)
+        p.begin_transaction()
+        p.produce(topic, value=b"committed", partition=0)
+        p.commit_transaction(30)
+        res = c.fetch_many({(topic, 0): 0}, isolation="read_committed")[(topic, 0)]
+        end = res.high_watermark
+        assert end == 5  # two data batches, one of 2 records and one of 1, plus two control records
+        assert res.last_stable_offset == 5
+        committed = [r.value for r in fetch_all(c, topic, 0, 0, end, isolation="read_committed")]
+        everything = [r.value for r in fetch_all(c, topic, 0, 0, end)]
+    assert committed == [b"committed"]
+    assert everything == [b"aborted-1", b"aborted-2", b"committed"]
+
+
+def test_check_crcs_catches_the_mock_clusters_zero_crc_markers(broker_factory, topic_name):
+    # librdkafka's mock writes transaction markers with CRC 0. kafkawire verifies CRCs by default (as
+    # the Java consumer does) and says where; check_crcs=False reads past them like librdkafka does.
+    from kafkawire import CrcMismatchError
+
+    mock = broker_factory("mock")
+    topic = topic_name()
+    mock.create_topic(topic, 1)
+    p = Producer({"bootstrap.servers": mock.bootstrap, "transactional.id": f"tx-{topic}"})
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce(topic, value=b"v", partition=0)
+    p.commit_transaction(30)
+    del p
+    with Client(mock.bootstrap) as c:
+        assert [r.value for r in c.fetch(topic, 0, 0).to_records()] == [b"v"]  # the data batch is fine
+        with pytest.raises(CrcMismatchError) as info:
+            c.fetch(topic, 0, 1)  # the commit marker
+        assert info.value.stored == 0 and info.value.base_offset == 1
+    with Client(mock.bootstrap, check_crcs=False) as c:
+        marker = c.fetch(topic, 0, 1)
+        assert len(marker) == 0 and marker.next_offset == 2

@@ -49,8 +49,10 @@ def test_murmur2_matches_kafka_python_on_random_keys():
 
 def test_vectorised_partitions_equal_scalar_ones():
     rng = random.Random(99)
-    keys = [None if rng.random() < 0.1 else bytes(rng.randrange(256) for _ in range(rng.randrange(0, 23)))
-            for _ in range(3000)]
+    keys = [
+        None if rng.random() < 0.1 else bytes(rng.randrange(256) for _ in range(rng.randrange(0, 23)))
+        for _ in range(3000)
+    ]
     col = BinaryColumn.from_pylist(keys)
     for n in (1, 3, 7, 64):
         got = partitions_for_keys(col, n)

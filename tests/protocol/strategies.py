@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import uuid
 from typing import Any
 
@@ -61,9 +62,7 @@ def _unknown_tags(known: set[int]) -> st.SearchStrategy:
     return st.none() | st.dictionaries(tags, st.binary(max_size=4), min_size=1, max_size=2)
 
 
-def _struct(
-    schema: StructSchema, v: int, flex: bool, classes: dict[int, type], unknown: bool
-) -> st.SearchStrategy:
+def _struct(schema: StructSchema, v: int, flex: bool, classes: dict[int, type], unknown: bool) -> st.SearchStrategy:
     cls = classes[id(schema)]
     kwargs: dict[str, st.SearchStrategy] = {}
     for f in schema.fields:
@@ -75,6 +74,7 @@ def _struct(
     return st.builds(cls, **kwargs)
 
 
+@functools.cache
 def message(cls: type[Message], version: int, unknown_tags: bool = True) -> st.SearchStrategy[Any]:
     """Instances of ``cls`` with random values in every field ``version`` carries (others default).
 

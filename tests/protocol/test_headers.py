@@ -96,8 +96,14 @@ def test_api_versions_flexible_response_uses_header_v0():
     assert ApiVersionsResponse.decode(body, 3) == resp
 
 
-@pytest.mark.parametrize("raw,hv", [(b"\x00\x01\x00", 0), (b"\x00\x01\x00\x02\x00\x00\x00\x01\x00\x09ab", 1),
-                                    (b"\x00\x01\x00\x02\x00\x00\x00\x01\xff\xff\x01\x05\x09", 2)])
+@pytest.mark.parametrize(
+    "raw,hv",
+    [
+        (b"\x00\x01\x00", 0),
+        (b"\x00\x01\x00\x02\x00\x00\x00\x01\x00\x09ab", 1),
+        (b"\x00\x01\x00\x02\x00\x00\x00\x01\xff\xff\x01\x05\x09", 2),
+    ],
+)
 def test_truncated_headers_raise_protocol_error(raw, hv):
     with pytest.raises(ProtocolError):
         decode_request_header(raw, hv)

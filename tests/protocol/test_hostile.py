@@ -29,7 +29,7 @@ def _decode_or_protocol_error(cls, version, raw):
 
 
 @pytest.mark.parametrize("cls,version", ALL)
-@settings(max_examples=3)
+@settings(max_examples=2)
 @given(data=st.data())
 def test_truncations_and_flips_only_raise_protocol_error(cls, version, data):
     body = data.draw(message(cls, version)).encode_body(version)
@@ -43,7 +43,7 @@ def test_truncations_and_flips_only_raise_protocol_error(cls, version, data):
 
 
 @pytest.mark.parametrize("cls,version", ALL)
-@settings(max_examples=5)
+@settings(max_examples=4)
 @given(raw=st.binary(max_size=64))
 def test_random_bytes_only_raise_protocol_error(cls, version, raw):
     _decode_or_protocol_error(cls, version, raw)

@@ -38,7 +38,8 @@ def test_non_default_value_in_a_version_that_cannot_carry_it():
     assert OffsetCommitRequest.decode(req.encode_body(5), 5).retention_time_ms == -1
     # commit_timestamp exists in v1 only and is not ignorable: an error elsewhere.
     part = OffsetCommitRequest.OffsetCommitRequestPartition(partition_index=0, commit_timestamp=5)
-    req = OffsetCommitRequest(group_id="g", topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name="t", partitions=[part])])
+    topic = OffsetCommitRequest.OffsetCommitRequestTopic(name="t", partitions=[part])
+    req = OffsetCommitRequest(group_id="g", topics=[topic])
     assert OffsetCommitRequest.decode(req.encode_body(1), 1) == req
     with pytest.raises(ProtocolError, match="commit_timestamp"):
         req.encode_body(2)
@@ -61,8 +62,9 @@ def test_version_range_checked():
 
 
 def _fetch_response(records: bytes, version: int, aborted=None) -> bytes:
-    part = FetchResponse.PartitionData(partition_index=0, high_watermark=10, records=records,
-                                       aborted_transactions=aborted)
+    part = FetchResponse.PartitionData(
+        partition_index=0, high_watermark=10, records=records, aborted_transactions=aborted
+    )
     return FetchResponse(responses=[FetchResponse.FetchableTopicResponse(topic="t", partitions=[part])]).encode(
         version, correlation_id=1
     )
@@ -70,10 +72,11 @@ def _fetch_response(records: bytes, version: int, aborted=None) -> bytes:
 
 @pytest.mark.parametrize("version", [0, 4, 11, 12])
 def test_fetch_records_are_zero_copy_and_decode_to_columns(version):
-    batch = kafkawire.encode_records([b"a", None, b"ccc"], [b"k1", b"k2", None], timestamps=[1, 2, 3], base_offset=5,
-                                     magic=2 if version >= 4 else 1)
+    batch = kafkawire.encode_records(
+        [b"a", None, b"ccc"], [b"k1", b"k2", None], timestamps=[1, 2, 3], base_offset=5, magic=2 if version >= 4 else 1
+    )
     frame = _fetch_response(batch, version)
-    body = memoryview(frame)[4 + (5 if version >= 12 else 4):]
+    body = memoryview(frame)[4 + (5 if version >= 12 else 4) :]
     resp = FetchResponse.decode(body, version)
     part = resp.responses[0].partitions[0]
     assert isinstance(part.records, memoryview) and part.records.obj is frame  # a slice, not a copy
@@ -86,8 +89,9 @@ def test_fetch_records_are_zero_copy_and_decode_to_columns(version):
 
 def test_fetch_read_committed_passes_aborted_transactions():
     pid = 77
-    aborted = kafkawire.encode_records([b"x"], timestamps=[1], base_offset=0, producer_id=pid, producer_epoch=0,
-                                       base_sequence=0, transactional=True)
+    aborted = kafkawire.encode_records(
+        [b"x"], timestamps=[1], base_offset=0, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True
+    )
     plain = kafkawire.encode_records([b"y"], timestamps=[1], base_offset=1)
     tx = [FetchResponse.AbortedTransaction(producer_id=pid, first_offset=0)]
     frame = _fetch_response(aborted + plain, 11, tx)
@@ -101,8 +105,15 @@ def test_produce_accepts_bytes_columns_or_values():
     cols = kafkawire.decode_records(batch)
 
     def req(records):
-        return ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[ProduceRequest.TopicProduceData(
-            name="t", partition_data=[ProduceRequest.PartitionProduceData(index=0, records=records)])])
+        return ProduceRequest(
+            acks=-1,
+            timeout_ms=1000,
+            topic_data=[
+                ProduceRequest.TopicProduceData(
+                    name="t", partition_data=[ProduceRequest.PartitionProduceData(index=0, records=records)]
+                )
+            ],
+        )
 
     as_bytes = req(batch).encode_body(9)
     assert req(memoryview(batch)).encode_body(9) == as_bytes
@@ -113,10 +124,25 @@ def test_produce_accepts_bytes_columns_or_values():
 
 
 def test_produce_response_round_trip_with_record_errors():
-    resp = ProduceResponse(responses=[ProduceResponse.TopicProduceResponse(name="t", partition_responses=[
-        ProduceResponse.PartitionProduceResponse(index=1, error_code=87, base_offset=-1, record_errors=[
-            ProduceResponse.BatchIndexAndErrorMessage(batch_index=0, batch_index_error_message="bad")],
-            error_message="invalid record")])], throttle_time_ms=3)
+    resp = ProduceResponse(
+        responses=[
+            ProduceResponse.TopicProduceResponse(
+                name="t",
+                partition_responses=[
+                    ProduceResponse.PartitionProduceResponse(
+                        index=1,
+                        error_code=87,
+                        base_offset=-1,
+                        record_errors=[
+                            ProduceResponse.BatchIndexAndErrorMessage(batch_index=0, batch_index_error_message="bad")
+                        ],
+                        error_message="invalid record",
+                    )
+                ],
+            )
+        ],
+        throttle_time_ms=3,
+    )
     back = ProduceResponse.decode(resp.encode_body(8), 8)
     assert back == resp
     assert back.to_dict()["responses"][0]["partition_responses"][0]["error_message"] == "invalid record"

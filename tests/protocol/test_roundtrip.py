@@ -19,7 +19,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("cls,version", CASES)
-@settings(max_examples=8)
+@settings(max_examples=6)
 @given(data=st.data())
 def test_round_trip(cls, version, data):
     obj = data.draw(message(cls, version))

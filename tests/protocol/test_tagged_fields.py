@@ -37,8 +37,13 @@ def test_unknown_tags_survive_decode_and_encode():
 
 
 def test_unknown_tags_in_nested_structs():
-    resp = FetchResponse(responses=[FetchResponse.FetchableTopicResponse(
-        topic="t", partitions=[FetchResponse.PartitionData(partition_index=0, records=b"")])])
+    resp = FetchResponse(
+        responses=[
+            FetchResponse.FetchableTopicResponse(
+                topic="t", partitions=[FetchResponse.PartitionData(partition_index=0, records=b"")]
+            )
+        ]
+    )
     part = resp.responses[0].partitions[0]
     part._unknown_tags = {77: b"\x00\x01"}
     body = resp.encode_body(12)

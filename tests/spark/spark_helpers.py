@@ -43,22 +43,34 @@ def produce(
     rows: Sequence[tuple[int, bytes | None, bytes | None, int, list[tuple[str, bytes | None]]]],
     produced: Produced | None = None,
 ) -> None:
-    """Send ``(partition, key, value, timestamp_ms, headers)`` rows with kafka-python; record their offsets."""
-    from kafka import KafkaProducer
+    """Send ``(partition, key, value, timestamp_ms, headers)`` rows with librdkafka (confluent-kafka), one
+    at a time in order, and record the offset each got. (kafka-python cannot send null header values.)"""
+    from confluent_kafka import Producer
 
-    p = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
-    try:
-        futures = [
-            (row, p.send(topic, key=row[1], value=row[2], partition=row[0], timestamp_ms=row[3], headers=row[4]))
-            for row in rows
-        ]
-        p.flush()
-        for (part, key, value, ts, headers), fut in futures:
-            md = fut.get(timeout=30)
-            if produced is not None:
-                produced.records[(part, md.offset)] = (key, value, ts, list(headers))
-    finally:
-        p.close()
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": False})
+    results: list[tuple[tuple, int]] = []
+    errors: list[object] = []
+
+    def done(row: tuple):
+        def cb(err, msg):
+            if err is not None:
+                errors.append(err)
+            else:
+                results.append((row, msg.offset()))
+
+        return cb
+
+    for row in rows:
+        part, key, value, ts, headers = row
+        p.produce(
+            topic, value=value, key=key, partition=part, timestamp=ts, headers=headers or None, on_delivery=done(row)
+        )
+        p.poll(0)
+    remaining = p.flush(30)
+    assert not errors and remaining == 0, (errors, remaining)
+    if produced is not None:
+        for (part, key, value, ts, headers), off in results:
+            produced.records[(part, off)] = (key, value, ts, list(headers))
 
 
 def consume_all(bootstrap: str, topic: str) -> list:

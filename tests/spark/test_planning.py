@@ -121,6 +121,9 @@ def test_split_ranges_min_partitions_proportional():
     assert a0[0].start == 0 and a0[-1].end == 900
     assert all(x.end == y.start for x, y in zip(a0, a0[1:]))
     assert max(r.size for r in a0) - min(r.size for r in a0) <= 1
+    # shares are rounded half up, like Scala's math.round: 4 x 2.5 -> 4 x 3
+    equal = [OffsetRange("a", p, 0, 50) for p in range(4)]
+    assert len(split_ranges(equal, min_partitions=10)) == 12
     # already enough partitions: untouched
     assert split_ranges(ranges, min_partitions=2) == ranges
     # never more pieces than records
