@@ -18,8 +18,10 @@ def build_parser() -> argparse.ArgumentParser:
     codec.add_argument("--compression", default="none")
     codec.set_defaults(run=_run_codec_demo)
 
-    demo = sub.add_parser("demo", help="the demo pipeline (see README)")
-    demo.add_argument("--records", type=int, default=1_000_000)
+    demo = sub.add_parser("demo", help="clickstream → Kafka → Spark via kafkawire → aggregates → Parquet")
+    from .demo import add_arguments
+
+    add_arguments(demo)
     demo.set_defaults(run=_run_demo)
     return parser
 
@@ -31,9 +33,9 @@ def _run_codec_demo(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from .codec_demo import run
+    from .demo import run
 
-    return run(args.records, 1000, 100, "none")
+    return run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -379,8 +379,13 @@ class Consumer:
                 for tp, r in results.items():
                     if r.error is not None:
                         if isinstance(r.error, OffsetOutOfRangeError):
-                            log.info("%s/%d: offset %d out of range, resetting to %s",
-                                     tp[0], tp[1], r.fetch_offset, self.auto_offset_reset)
+                            log.info(
+                                "%s/%d: offset %d out of range, resetting to %s",
+                                tp[0],
+                                tp[1],
+                                r.fetch_offset,
+                                self.auto_offset_reset,
+                            )
                             self._reset([tp], EARLIEST if self.auto_offset_reset == "earliest" else LATEST)
                             continue
                         raise r.error

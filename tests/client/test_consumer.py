@@ -119,8 +119,12 @@ def test_two_members_split_the_partitions_and_read_everything_once(noida, topic_
     n = 400
     with Client(noida.bootstrap) as c:
         c.create_topics({topic: 4})
-    opts = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 200, "auto_offset_reset": "earliest",
-            "auto_commit_interval_ms": 200}
+    opts = {
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 200,
+        "auto_offset_reset": "earliest",
+        "auto_commit_interval_ms": 200,
+    }
     seen: dict[str, list[bytes]] = {"a": [], "b": []}
     assignments: dict[str, list] = {}
     stop = threading.Event()
@@ -209,7 +213,7 @@ def test_producer_batch_limits_trigger_writes(noida, topic_name):
     with Client(noida.bootstrap) as c:
         c.create_topics([topic])
         prod = Producer(client=c, linger_ms=60_000, batch_records=5)
-        for i in range(12):
+        for _ in range(12):
             prod.send(topic, b"x", partition=0)
         assert prod.buffered == 2  # two batches of 5 went out on their own
         assert c.list_offsets(topic)[0].offset == 10

@@ -9,7 +9,6 @@ really taken, so the equalities are not the fallback comparing kafka-python with
 
 from __future__ import annotations
 
-import collections
 import itertools
 import json
 import os
@@ -20,7 +19,16 @@ from pathlib import Path
 
 import kafka.consumer.fetcher as kp_fetcher
 import pytest
-from compat_corpus import HERE, T0, corpus, data_batch, fetch_payloads, trace_kafka_python
+from compat_corpus import (
+    HERE,
+    T0,
+    consume_partition_records,
+    corpus,
+    data_batch,
+    fetch_payloads,
+    fetcher_options,
+    trace_kafka_python,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from kafka.consumer.fetcher import Fetcher
@@ -33,7 +41,6 @@ from kafkawire.compat._fast import FetchColumns
 
 CORPUS = corpus()
 TP = TopicPartition("topic", 3)
-Aborted = collections.namedtuple("Aborted", ["producer_id", "first_offset"])
 
 
 @pytest.mark.parametrize("peek", [False, True], ids=["iterate", "peek-first"])
@@ -77,60 +84,27 @@ def test_unreproducible_batches_fall_back_to_kafka_python(name: str) -> None:
     assert 1 in states  # ... while the good batches around it still take the fast path
 
 
-def _consume(records_cls: type, data: bytes, **kwargs: object) -> list[object]:
-    """Drive the real fetcher's PartitionRecords the way poll() does; record results and errors."""
-    fetch_offset = kwargs.pop("fetch_offset", 0)
-    pr = Fetcher.PartitionRecords(fetch_offset, TP, records_cls(data), **kwargs)
-    out: list[object] = []
-    for _ in range(10_000):
-        try:
-            got = pr.take(7)
-        except Exception as e:
-            out.append(("error", type(e).__name__, str(e)))
-            continue
-        if not got:
-            break
-        out.extend(got)
-    out.append(("position", pr.next_fetch_offset, pr.bytes_read, pr.records_read))
-    return out
+FETCHER_OPTIONS = fetcher_options()
 
 
-class _Deserializer:
-    def deserialize(self, topic: str, headers: list, data: bytes | None) -> object:
-        return (topic, len(headers), data)
-
-
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fetcher-fast-path", "memory-records-only"])
+@pytest.mark.parametrize("options", sorted(FETCHER_OPTIONS))
 @pytest.mark.parametrize("name", sorted(CORPUS))
-@pytest.mark.parametrize(
-    "options",
-    [
-        {},
-        {"check_crcs": False},
-        {"fetch_offset": 5},
-        {"isolation_level": IsolationLevel.READ_COMMITTED},
-        {"isolation_level": IsolationLevel.READ_COMMITTED, "aborted_transactions": "from-payload"},
-        {"value_deserializer": _Deserializer(), "key_deserializer": _Deserializer()},
-    ],
-    ids=["defaults", "no-crc", "fetch-offset-5", "read-committed", "read-committed-aborted", "deserializers"],
-)
-def test_consumer_records_match(name: str, options: dict) -> None:
-    opts = dict(options)
-    if opts.get("aborted_transactions") == "from-payload":
-        # What a broker would list for the txn_abort payload: producers 4242 and 77 (and 4242 again).
-        opts["aborted_transactions"] = [Aborted(77, 10), Aborted(4242, 0), Aborted(4242, 22)]
-    data = CORPUS[name]
-    expected = _consume(KpMemoryRecords, data, **opts)
-    assert _consume(dropin.MemoryRecords, data, **opts) == expected
+def test_consumer_records_match(name: str, options: str, fast_path: bool) -> None:
+    """What the real fetcher hands to poll(): ConsumerRecords, errors, positions and byte counts."""
+    data, opts = CORPUS[name], FETCHER_OPTIONS[options]
+    expected = consume_partition_records(data, drop_in=False, **opts)
+    assert consume_partition_records(data, drop_in=True, fast_path=fast_path, **opts) == expected
 
 
 def test_read_committed_drops_aborted_transactions() -> None:
     """Not only equal: the aborted data is really gone (guards against both sides ignoring it)."""
     opts = {
         "isolation_level": IsolationLevel.READ_COMMITTED,
-        "aborted_transactions": [Aborted(4242, 22), Aborted(4242, 0)],  # unsorted, as some brokers send
+        "aborted_transactions": [(4242, 22), (4242, 0)],  # unsorted, as some brokers send them
     }
-    got = _consume(dropin.MemoryRecords, CORPUS["txn_abort"], **opts)
-    assert got == _consume(KpMemoryRecords, CORPUS["txn_abort"], **opts)
+    got = consume_partition_records(CORPUS["txn_abort"], drop_in=True, **opts)
+    assert got == consume_partition_records(CORPUS["txn_abort"], drop_in=False, **opts)
     offsets = [r.offset for r in got if hasattr(r, "offset")]
     assert offsets == [10, 11, 12, 13, 16, 17, 18, 19, 20]  # 0-9 and 22-24 aborted, markers hidden
     assert got[-1][1] == 26  # the position moves past the last control batch
@@ -149,8 +123,8 @@ def test_corrupted_payloads_give_the_same_consumer_records(data: bytes, flips: l
     for pos, mask in flips:
         if buf:
             buf[pos % len(buf)] ^= mask
-    expected = _consume(KpMemoryRecords, bytes(buf))
-    assert _consume(dropin.MemoryRecords, bytes(buf)) == expected
+    expected = consume_partition_records(bytes(buf), drop_in=False)
+    assert consume_partition_records(bytes(buf), drop_in=True) == expected
 
 
 def test_size_in_bytes_for_log_append_time_is_measured() -> None:
@@ -171,14 +145,19 @@ def test_headers_lists_are_not_shared() -> None:
 
 def test_install_and_uninstall() -> None:
     original = kp_fetcher.MemoryRecords
+    original_loop = Fetcher.PartitionRecords._unpack_records
     assert original is KpMemoryRecords and not dropin.is_installed()
     dropin.install()
     try:
         assert kp_fetcher.MemoryRecords is dropin.MemoryRecords and dropin.is_installed()
-        dropin.install()  # idempotent: uninstall still restores kafka-python's class
+        assert dropin.fetcher_fast_path_installed()  # kafka-python 3.0.x: a fetcher loop we know
+        dropin.install()  # idempotent: uninstall still restores kafka-python's class and loop
     finally:
         dropin.uninstall()
     assert kp_fetcher.MemoryRecords is original and not dropin.is_installed()
+    assert Fetcher.PartitionRecords._unpack_records is original_loop and not dropin.fetcher_fast_path_installed()
+    with dropin.installed(fetcher_fast_path=False):
+        assert dropin.is_installed() and not dropin.fetcher_fast_path_installed()
     dropin.uninstall()  # no-op when not installed
     assert kp_fetcher.MemoryRecords is original
     with dropin.installed():
@@ -238,6 +217,9 @@ def test_older_kafka_python_releases(version: str) -> None:
     )  # fmt: skip
     result = json.loads(proc.stdout)
     assert result["version"] == version
+    # 2.2+ run the fetcher loop kafkawire replaces: their ConsumerRecords were compared as well.
+    assert result["fetcher_fast_path"] == (version >= "2.2")
+    assert result["fetcher_cases"] > 0 or version < "2.2"
     assert result["cases"] > 300
     assert result["failures"] == []
 
