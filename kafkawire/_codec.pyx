@@ -942,28 +942,33 @@ cdef class _Decoder:
             header_key = BinaryColumn(np.zeros(1, np.int32), empty, None)
             header_value = BinaryColumn(np.zeros(1, np.int32), empty, None)
         return RecordColumns(
-            offset=self.a_offset[:n],
-            timestamp=self.a_timestamp[:n],
-            timestamp_type=self.a_ttype[:n],
-            key=BinaryColumn(self.a_key_off[: n + 1], _trim(self.a_key_data, c.key_len),
+            offset=_head(self.a_offset, n),
+            timestamp=_head(self.a_timestamp, n),
+            timestamp_type=_head(self.a_ttype, n),
+            key=BinaryColumn(_head(self.a_key_off, n + 1), _trim(self.a_key_data, c.key_len),
                              _valid(self.a_key_null, n, c.key_nulls)),
-            value=BinaryColumn(self.a_val_off[: n + 1], _trim(self.a_val_data, c.val_len),
+            value=BinaryColumn(_head(self.a_val_off, n + 1), _trim(self.a_val_data, c.val_len),
                                _valid(self.a_val_null, n, c.val_nulls)),
-            header_offsets=self.a_hdr_off[: n + 1],
+            header_offsets=_head(self.a_hdr_off, n + 1),
             header_key=header_key,
             header_value=header_value,
-            batch_index=self.a_batch_index[:n],
-            batch_base_offset=self.b_base[:nb],
-            batch_producer_id=self.b_pid[:nb],
-            batch_producer_epoch=self.b_epoch[:nb],
-            batch_base_sequence=self.b_seq[:nb],
-            batch_partition_leader_epoch=self.b_ple[:nb],
-            batch_transactional=self.b_txn[:nb],
-            batch_magic=self.b_magic[:nb],
-            batch_codec=self.b_codec[:nb],
+            batch_index=_head(self.a_batch_index, n),
+            batch_base_offset=_head(self.b_base, nb),
+            batch_producer_id=_head(self.b_pid, nb),
+            batch_producer_epoch=_head(self.b_epoch, nb),
+            batch_base_sequence=_head(self.b_seq, nb),
+            batch_partition_leader_epoch=_head(self.b_ple, nb),
+            batch_transactional=_head(self.b_txn, nb),
+            batch_magic=_head(self.b_magic, nb),
+            batch_codec=_head(self.b_codec, nb),
             next_offset=self.next_offset,
             valid_bytes=self.valid_bytes,
         )
+
+
+cdef inline cnp.ndarray _head(cnp.ndarray a, Py_ssize_t n):
+    """``a[:n]``, without making a view when nothing is cut (the usual case: counts are exact)."""
+    return a if cnp.PyArray_DIM(a, 0) == n else a[:n]
 
 
 cdef cnp.ndarray _trim(cnp.ndarray a, int64_t used):
@@ -1103,8 +1108,8 @@ cdef inline uint8_t *_put_i32_blob(uint8_t *p, _Col col, Py_ssize_t i, int32_t l
 
 
 cdef bytes _encode_v2_records(Py_ssize_t n, _Col vals, _Col keys, const int64_t *ts, const int32_t *hoffs,
-                              _Col hkeys, _Col hvals, Py_ssize_t *out_len):
-    """The records section of a magic-2 batch (uncompressed)."""
+                              _Col hkeys, _Col hvals, Py_ssize_t head, Py_ssize_t *out_len):
+    """The records section of a magic-2 batch (uncompressed), after ``head`` bytes left for the caller."""
     cdef int32_t *body = <int32_t *>malloc(max(n, 1) * sizeof(int32_t))
     cdef Py_ssize_t i, h, total = 0
     cdef int64_t b, delta, base_ts = ts[0]
@@ -1132,8 +1137,8 @@ cdef bytes _encode_v2_records(Py_ssize_t n, _Col vals, _Col keys, const int64_t 
             total += kw_uvarint_size(kw_zigzag32(<int32_t>b)) + b
         if total > INT32_MAX - V2_HEADER:
             raise ValueError("record batch would be larger than 2**31-1 bytes")
-        out = PyBytes_FromStringAndSize(NULL, total)
-        p = <uint8_t *>PyBytes_AS_STRING(out)
+        out = PyBytes_FromStringAndSize(NULL, head + total)
+        p = <uint8_t *>PyBytes_AS_STRING(out) + head
         for i in range(n):
             p += kw_put_uvarint(p, kw_zigzag32(body[i]))
             p[0] = 0  # record attributes
@@ -1160,7 +1165,9 @@ cdef bytes _encode_v2(Py_ssize_t n, _Col vals, _Col keys, const int64_t *ts, con
                       _Col hvals, int64_t base_offset, int codec, int64_t producer_id, int16_t producer_epoch,
                       int32_t base_sequence, bint transactional, int32_t partition_leader_epoch):
     cdef Py_ssize_t rec_len, total, i
-    cdef bytes records = _encode_v2_records(n, vals, keys, ts, hoffs, hkeys, hvals, &rec_len)
+    # Uncompressed: the records are written straight after room for the header, in the final buffer.
+    cdef bytes records = _encode_v2_records(n, vals, keys, ts, hoffs, hkeys, hvals, 0 if codec else V2_HEADER,
+                                            &rec_len)
     cdef bytes out
     cdef uint8_t *p
     cdef int64_t max_ts = ts[0]
@@ -1169,11 +1176,14 @@ cdef bytes _encode_v2(Py_ssize_t n, _Col vals, _Col keys, const int64_t *ts, con
         rec_len = len(records)
         if rec_len > INT32_MAX - V2_HEADER:
             raise ValueError("record batch would be larger than 2**31-1 bytes")
+        out = PyBytes_FromStringAndSize(NULL, V2_HEADER + rec_len)
+        memcpy(PyBytes_AS_STRING(out) + V2_HEADER, PyBytes_AS_STRING(records), <size_t>rec_len)
+    else:
+        out = records
     for i in range(1, n):
         if ts[i] > max_ts:
             max_ts = ts[i]
     total = V2_HEADER + rec_len
-    out = PyBytes_FromStringAndSize(NULL, total)
     p = <uint8_t *>PyBytes_AS_STRING(out)
     kw_put_be64(p, <uint64_t>base_offset)
     kw_put_be32(p + 8, <uint32_t>(total - 12))
@@ -1187,7 +1197,6 @@ cdef bytes _encode_v2(Py_ssize_t n, _Col vals, _Col keys, const int64_t *ts, con
     kw_put_be16(p + V2_EPOCH, <uint16_t>producer_epoch)
     kw_put_be32(p + V2_SEQ, <uint32_t>base_sequence)
     kw_put_be32(p + V2_COUNT, <uint32_t>n)
-    memcpy(p + V2_HEADER, PyBytes_AS_STRING(records), <size_t>rec_len)
     kw_put_be32(p + V2_CRC, kw_crc32c(0, p + V2_ATTRS, <size_t>(total - V2_ATTRS)))
     return out
 

@@ -127,11 +127,13 @@ def _varint_sizes(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lengths(col: BinaryColumn) -> np.ndarray:
-    """Element lengths with -1 for nulls (the wire's length prefix)."""
-    n = np.diff(col.offsets).astype(np.int64)
+def _lengths(col: BinaryColumn, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """Lengths of elements ``lo:hi`` with -1 for nulls (the wire's length prefix)."""
+    if hi is None:
+        hi = len(col)
+    n = np.diff(col.offsets[lo : hi + 1]).astype(np.int64)
     if col.valid is not None:
-        n[~col.valid] = -1
+        n[~col.valid[lo:hi]] = -1
     return n
 
 
@@ -206,7 +208,7 @@ class FetchColumns:
 
         ``with_sizes``: compute ``size_in_bytes`` (kafka-python) and build :class:`FastRecord` objects,
         else :class:`AioRecord` objects. ``none_timestamps``: report a timestamp of -1 (and its type) as
-        None, as aiokafka's compiled records do.
+        None (what some aiokafka releases report; probed by the aiokafka adapter).
 
         Returns None when the compiled decoder refuses the bytes or its batches cannot be matched to the
         entries one to one; callers then decode batch by batch, or leave the batch to the client.
@@ -400,9 +402,7 @@ class _Chunk:
         "_wire_sizes",
     )  # fmt: skip
 
-    def __init__(
-        self, cols: RecordColumns, lo: int, hi: int, sizes: np.ndarray | None, none_timestamps: bool
-    ) -> None:
+    def __init__(self, cols: RecordColumns, lo: int, hi: int, sizes: np.ndarray | None, none_timestamps: bool) -> None:
         self.lo, self.hi = lo, hi
         self._cols = cols
         self._wire_sizes: tuple[list[int], list[int], list[int]] | None = None
@@ -456,15 +456,15 @@ class _Chunk:
         """
         if self._wire_sizes is None:
             cols, lo, hi = self._cols, self.lo, self.hi
-            key_len = _lengths(cols.key)[lo:hi]
-            value_len = _lengths(cols.value)[lo:hi]
+            key_len = _lengths(cols.key, lo, hi)
+            value_len = _lengths(cols.value, lo, hi)
             hoffs = cols.header_offsets[lo : hi + 1].astype(np.int64)
             h_lo, h_hi = int(hoffs[0]), int(hoffs[-1])
             if h_lo == h_hi:
                 header_size = np.full(hi - lo, -1, dtype=np.int64)
             else:
                 per_header = np.diff(cols.header_key.offsets[h_lo : h_hi + 1]).astype(np.int64)
-                per_header += np.maximum(_lengths(cols.header_value)[h_lo:h_hi], 0)
+                per_header += np.maximum(_lengths(cols.header_value, h_lo, h_hi), 0)
                 cum = np.concatenate(([0], np.cumsum(per_header)))
                 rel = hoffs - h_lo
                 header_size = cum[rel[1:]] - cum[rel[:-1]]

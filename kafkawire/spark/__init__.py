@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidOptionError, KafkaDataLossError, KafkaSparkError, WriteSchemaError
-from .session import prepare_environment, register, session
+from .session import activate, prepare_environment, register, session
 
 __all__ = [
     "InvalidOptionError",
@@ -48,6 +48,7 @@ __all__ = [
     "KafkaSparkError",
     "KafkaWireDataSource",
     "WriteSchemaError",
+    "activate",
     "prepare_environment",
     "register",
     "session",

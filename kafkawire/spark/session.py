@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["prepare_environment", "register", "session"]
+__all__ = ["activate", "prepare_environment", "register", "session"]
 
 
 def prepare_environment() -> None:
@@ -65,4 +65,18 @@ def session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)
+    activate(spark)
     return spark
+
+
+def activate(spark: Any) -> None:
+    """Make ``spark`` the JVM's active session on the calling thread.
+
+    Spark finds a Python data source for ``writeStream.format(...)`` through the *active* session of the
+    JVM thread serving the call (``DataSource.lookupDataSource``), unlike ``read``/``readStream``/``write``
+    which ask the session they belong to. That thread-local can be unset (seen under pytest, and on any
+    new Python thread in pinned-thread mode), and then ``writeStream.format("kafkawire")`` fails with
+    ``DATA_SOURCE_NOT_FOUND``. Call this before starting a streaming write from such a thread.
+    """
+    jvm_session = getattr(spark._jvm, "org.apache.spark.sql.classic.SparkSession")
+    jvm_session.setActiveSession(spark._jsparkSession)

@@ -42,7 +42,8 @@ def test_roundtrip_every_codec_with_headers_and_nulls(broker, topic_name, codec)
     topic = topic_name()
     with Client(broker.bootstrap) as c:
         make_topic(c, broker, topic)
-        ts = np.array([1_700_000_000_000 + i for i in range(len(VALUES))], dtype=np.int64)
+        # Recent timestamps: noida-db deletes records older than retention.ms (7 days) within a second.
+        ts = np.array([int(time.time() * 1000) - 60_000 + i for i in range(len(VALUES))], dtype=np.int64)
         res = c.produce(topic, VALUES, keys=KEYS, headers=HEADERS, timestamps=ts, partition=0, compression=codec)
         assert res.offset.tolist() == list(range(len(VALUES)))
         assert res.partition.tolist() == [0] * len(VALUES)
@@ -121,7 +122,7 @@ def test_produce_to_several_partitions_in_one_call(tansu, topic_name):
 
 def test_list_offsets_earliest_latest_and_by_time(noida, topic_name):
     topic = topic_name()
-    t0 = 1_600_000_000_000
+    t0 = int(time.time() * 1000) - 600_000  # recent: noida-db applies retention.ms to record timestamps
     with Client(noida.bootstrap) as c:
         c.create_topics([topic])
         c.produce(topic, [b"a", b"b"], timestamps=[t0, t0 + 1000], partition=0)
@@ -213,3 +214,22 @@ def test_acks_zero_and_one(noida, topic_name):
     assert [r.value for r in got] == [b"one", b"zero"]
     # Idempotence needs acks=-1 (KIP-98): these batches carry no producer id.
     assert cols.batch_producer_id.tolist()[:1] == [-1]
+
+
+def test_noida_retention_quirk_and_topic_configs(noida, topic_name):
+    # noida-db applies retention.ms (default 7 days) to record timestamps about once a second, on all of
+    # a partition's data: records stamped years ago are gone a second after they were acknowledged.
+    # Kafka would keep them until their segment rolls. A topic created with retention.ms=-1 (a
+    # CreateTopics config) keeps them: this also shows topic configs reach the broker.
+    old_ts = [1_600_000_000_000, 1_600_000_000_001]
+    doomed, kept = topic_name("doomed"), topic_name("kept")
+    with Client(noida.bootstrap) as c:
+        c.create_topics([doomed])
+        c.create_topics([kept], configs={"retention.ms": "-1"})
+        for t in (doomed, kept):
+            c.produce(t, [b"a", b"b"], timestamps=old_ts, partition=0)
+        deadline = time.monotonic() + 5
+        while c.list_offsets(doomed, timestamp="earliest")[0].offset == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert c.list_offsets(doomed, timestamp="earliest")[0].offset == 2
+        assert [r.value for r in c.fetch(kept, 0, 0).to_records()] == [b"a", b"b"]

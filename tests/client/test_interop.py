@@ -17,7 +17,10 @@ from kafkawire.client import Client
 pytestmark = pytest.mark.broker
 
 N = 50
-T0 = 1_650_000_000_000
+# Recent timestamps: noida-db enforces retention.ms (7 days by default) on record timestamps about once
+# a second, even on a partition's newest data (Kafka never deletes the active segment), so records
+# stamped years ago vanish right after they are written.
+T0 = int(time.time() * 1000) - 60_000
 
 
 def sample(n: int = N, *, kafka_python_producer: bool = False):
@@ -77,6 +80,10 @@ def test_kafkawire_to_other_clients(noida, topic_name, codec, reader):
         c.produce(topic, values, keys=keys, headers=headers, timestamps=np.array(ts), partition=0, compression=codec)
     consume = confluent_consume if reader == "confluent" else kafka_python_consume
     got = consume(noida.bootstrap, topic, N)
+    if not got:  # say whether the records are there at all (a reader problem, or a broker one)
+        with Client(noida.bootstrap) as c:
+            there = len(fetch_all(c, topic, 0, 0, N))
+        pytest.fail(f"{reader} read nothing; kafkawire reads {there} of {N} records")
     assert [g[0] for g in got] == list(range(N))
     assert [g[1] for g in got] == keys
     assert [g[2] for g in got] == values

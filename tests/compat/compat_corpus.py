@@ -164,9 +164,7 @@ def corpus() -> dict[str, bytes]:
     c["v2_empty_batch_only"] = empty_batch(0)
     pid = 4242
     c["txn_commit"] = (
-        data_batch(10, 0, producer_id=pid, transactional=True)
-        + control_batch(10, pid, commit=True)
-        + data_batch(5, 11)
+        data_batch(10, 0, producer_id=pid, transactional=True) + control_batch(10, pid, commit=True) + data_batch(5, 11)
     )
     c["txn_abort"] = (
         data_batch(10, 0, producer_id=pid, transactional=True, headers=True)
@@ -248,7 +246,6 @@ def fetch_payloads(draw: st.DrawFn) -> bytes:
         offset += n + draw(st.integers(0, 3))
     cut = draw(st.integers(0, 80))
     return out[: len(out) - cut] if draw(st.booleans()) else out
-
 
 
 # ----------------------------------------------------------------------------------------- traces

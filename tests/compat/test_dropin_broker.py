@@ -98,6 +98,9 @@ def _with_and_without(run: Callable[[], list[Any]], adapter: Any) -> tuple[list[
     plain = run()
     adapter.install()
     try:
+        assert adapter.is_installed()
+        if hasattr(adapter, "fetcher_fast_path_installed"):
+            assert adapter.fetcher_fast_path_installed()  # kafka-python 3.0.x: the fetcher loop too
         dropped_in = run()
     finally:
         adapter.uninstall()
@@ -109,9 +112,7 @@ def test_kafka_python_consumer_records_identical(
     broker: Any, topics: dict[str, str], codec: str | None, build_counter: list[int]
 ) -> None:
     topic = topics[str(codec)]
-    plain, dropped_in = _with_and_without(
-        lambda: _consume_kafka_python(broker.bootstrap, topic, N), kw_kafka_python
-    )
+    plain, dropped_in = _with_and_without(lambda: _consume_kafka_python(broker.bootstrap, topic, N), kw_kafka_python)
     assert build_counter[0] > 0  # the drop-in decoded the fetches
     assert len(plain) == N
     assert dropped_in == plain

@@ -48,3 +48,14 @@ def topic_factory(bootstrap: str):
         return name
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _active_session(request: pytest.FixtureRequest) -> None:
+    """Re-activate the session for each Spark test: ``writeStream.format("kafkawire")`` looks the source up
+    through the JVM thread's active session, which does not survive between pytest tests (see
+    :func:`kafkawire.spark.activate`)."""
+    if "spark" in request.fixturenames:
+        from kafkawire.spark import activate
+
+        activate(request.getfixturevalue("spark"))

@@ -60,7 +60,7 @@ def test_restart_from_checkpoint_reads_every_record_once(spark, bootstrap, tmp_p
     pairs = [(r.partition, r.offset) for r in got]
     assert len(pairs) == len(set(pairs)) == 120  # nothing twice
     assert set(pairs) == set(produced.records)  # nothing missed
-    assert {r.value for r in got} == {"v%d" % i for i in range(120)}
+    assert {r.value for r in got} == {f"v{i}" for i in range(120)}
 
     # a third run with nothing new reads nothing
     _run_available_now(spark, bootstrap, topic, checkpoint, out)

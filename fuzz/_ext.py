@@ -1,0 +1,47 @@
+"""Make ``import kafkawire._codec`` load a separately built (sanitized) extension.
+
+The in-place ``kafkawire/_codec*.so`` is shared by everyone working in the checkout, so sanitizer
+builds go to their own directory (``fuzz/build_sanitized.sh``: ``build/fuzz-asan/kafkawire/``). A
+meta-path finder placed in front of the normal import machinery answers for ``kafkawire._codec`` with
+that file; everything else (the Python package) comes from the checkout as usual.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from importlib.abc import MetaPathFinder
+
+__all__ = ["install"]
+
+
+class _CodecFinder(MetaPathFinder):
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201 - importlib protocol
+        if fullname != "kafkawire._codec":
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(fullname, self.path)
+        return importlib.util.spec_from_file_location(fullname, self.path, loader=loader)
+
+
+def install(ext_dir: str | None = None) -> str | None:
+    """Route ``kafkawire._codec`` to the extension under ``ext_dir`` (default ``$KAFKAWIRE_FUZZ_EXT_DIR``).
+
+    Returns the path of the extension used, or None when no directory was given. Must run before
+    ``kafkawire`` is imported.
+    """
+    ext_dir = ext_dir or os.environ.get("KAFKAWIRE_FUZZ_EXT_DIR")
+    if not ext_dir:
+        return None
+    if "kafkawire" in sys.modules:
+        raise RuntimeError("fuzz._ext.install() must run before kafkawire is imported")
+    found = sorted(glob.glob(os.path.join(ext_dir, "kafkawire", "_codec*.so")))
+    if not found:
+        raise FileNotFoundError(f"no kafkawire/_codec*.so under {ext_dir}: run fuzz/build_sanitized.sh")
+    sys.meta_path.insert(0, _CodecFinder(found[0]))
+    return found[0]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Build kafkawire._codec with AddressSanitizer + UBSan (and libFuzzer edge coverage) into build/fuzz-asan/,
+# leaving the in-place kafkawire/_codec*.so (and kafkawire/_codec.c) that everyone imports untouched.
+#
+# Sources are copied to build/fuzz-src/ and built there with the repository's own setup.py
+# (KAFKAWIRE_SANITIZE=1 adds -fsanitize=address,undefined -O1 -g), compiled by clang so that
+# -fsanitize=fuzzer-no-link can add the coverage counters atheris' libFuzzer feeds on.
+# Without clang the build falls back to gcc: sanitizers still work, only native coverage is lost.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+PY="${PY:-$ROOT/.venv/bin/python}"
+SRC="$ROOT/build/fuzz-src"
+OUT="${KAFKAWIRE_FUZZ_EXT_DIR:-$ROOT/build/fuzz-asan}"
+
+rm -rf "$SRC"
+mkdir -p "$SRC/kafkawire" "$OUT"
+cp kafkawire/_codec.pyx kafkawire/_codec.pxd "$SRC/kafkawire/"
+cp -r kafkawire/_csrc "$SRC/kafkawire/"
+: >"$SRC/kafkawire/__init__.py"
+
+if command -v clang >/dev/null; then
+  export CC=clang LDSHARED="clang -shared" CFLAGS="-fsanitize=fuzzer-no-link"
+else
+  echo "[fuzz] clang not found: building with gcc (no native coverage feedback)" >&2
+fi
+(cd "$SRC" && KAFKAWIRE_SANITIZE=1 "$PY" "$ROOT/setup.py" -q build_ext \
+  --build-lib "$OUT" --build-temp "$ROOT/build/fuzz-asan-tmp" --force)
+ls "$OUT"/kafkawire/_codec*.so
