@@ -19,7 +19,7 @@ from pathlib import Path
 import kafkawire
 from kafkawire import compression
 
-from .targets import RESPONSES, TARGETS, legacy_wrapper, v2_batch
+from .targets import RESPONSES, TARGETS, v2_batch
 
 __all__ = ["seeds", "write_corpora"]
 
@@ -149,12 +149,22 @@ def _seeds_protocol() -> list[bytes]:
     return out
 
 
+def _seeds_group() -> list[bytes]:
+    from kafkawire.client.group import encode_assignment, encode_subscription
+
+    out = [b"\x00" + encode_subscription(["t"]), b"\x00" + encode_subscription(["a", "topic-b"], b"user")]
+    out.append(b"\x01" + encode_assignment({"t": [0, 1, 2]}))
+    out.append(b"\x01" + encode_assignment({"a": [5], "b": []}, b"ud"))
+    return out
+
+
 _BUILDERS = {
     "records": _seeds_records,
     "legacy": _seeds_legacy,
     "v2": _seeds_v2,
     "decompress": _seeds_decompress,
     "protocol": _seeds_protocol,
+    "group": _seeds_group,
 }
 assert set(_BUILDERS) == set(TARGETS)
 

@@ -267,6 +267,23 @@ def target_protocol(data: bytes) -> None:
                     _check_exception(exc, KafkaWireError, "FetchResponse partition records")
 
 
+def target_group(data: bytes) -> None:
+    """The consumer-group payloads embedded in JoinGroup/SyncGroup responses (``kafkawire.client.group``).
+
+    ``data[0]`` bit 0: decode as an assignment (SyncGroup) instead of a subscription (JoinGroup member
+    metadata, written by *other* group members: as hostile as anything a broker sends).
+    """
+    from kafkawire.client.group import decode_assignment, decode_subscription
+
+    if not data:
+        return
+    fn = decode_assignment if data[0] & 1 else decode_subscription
+    try:
+        fn(data[1:])
+    except Exception as exc:
+        _check_exception(exc, ProtocolError, fn.__name__)
+
+
 #: Name -> target. ``fuzz/run.py`` runs them; ``fuzz/corpus.py`` writes their seed corpora.
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "records": target_records,
@@ -274,6 +291,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "v2": target_v2,
     "decompress": target_decompress,
     "protocol": target_protocol,
+    "group": target_group,
 }
 
 

@@ -5,15 +5,18 @@ Same functions and results as the pure-Python reference ``kafkawire._pure.codec`
 throughput:
 
 * ``decode`` makes two passes over the fetched bytes. The first walks the entry headers: it checks
-  framing, CRCs, codecs and record counts against the bytes present, runs the read-committed filter and
+  framing, codecs and record counts against the bytes present, runs the read-committed filter and
   decompresses compressed batches (keeping their buffers). That gives the exact record count of the
   magic-2 batches and an upper bound on key/value/header bytes, so every output column is allocated once.
-  The second pass fills the columns with raw pointers and ``memcpy`` (no Python object per record),
-  without the GIL for large batches, and the columns are trimmed to their used length at the end.
+  The second pass checks each batch's CRC32C and, while its bytes are still in cache, fills the columns
+  with raw pointers and short copies (no Python object per record), without the GIL for large batches.
   An error found by the first pass is raised only after the second pass has decoded every entry before
-  it, so the exception class is the one a front-to-back decoder (the reference) raises.
+  it (and after the CRC of its own entry), so the exception class is the one a front-to-back decoder
+  (the reference) raises.
+* Large output columns live on buffers recycled from earlier results (``_csrc/kw_pool.h``): writing into
+  fresh memory costs a page fault and a zeroing per page, as much again as the decoding.
 * ``encode`` computes the exact size of the batch from the columns and writes it into one buffer.
-* CRC32C and CRC32 use SSE4.2 / PCLMULQDQ (or ARMv8 CRC) when the CPU has them (``kafkawire/_csrc``).
+* CRC32C and CRC32 use SSE4.2 / PCLMULQDQ (or ARMv8 CRC) when the CPU has them (``_csrc/kw_crc.h``).
 """
 
 cimport cython
@@ -972,10 +975,10 @@ cdef inline cnp.ndarray _head(cnp.ndarray a, Py_ssize_t n):
 
 
 cdef cnp.ndarray _trim(cnp.ndarray a, int64_t used):
-    """Shrink a data buffer allocated from an upper bound to what was used.
+    """Cut a data buffer allocated from an upper bound down to what was used.
 
-    ``resize`` reallocs in place (for large buffers glibc just unmaps the tail), so the untouched part of the
-    bound is returned to the allocator instead of staying reserved behind a slice."""
+    A buffer numpy owns is ``resize``d (realloc shrinks in place: for large buffers glibc unmaps the tail),
+    so the untouched part of the bound does not stay reserved behind a slice."""
     if used < cnp.PyArray_DIM(a, 0):
         if not cnp.PyArray_CHKFLAGS(a, cnp.NPY_ARRAY_OWNDATA):
             return a[:used]  # a pooled buffer: the tail goes back to the pool with the rest

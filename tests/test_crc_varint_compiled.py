@@ -341,3 +341,63 @@ def test_decoded_columns_are_independent_of_the_input(candidate_impl: ModuleType
     buf[:] = b"\x00" * len(buf)  # the columns hold copies, not views of the caller's buffer
     assert cols.value[49] == b"value-49" and cols.key[0] == b"k"
     assert cols.value.data.flags.writeable and len(cols.value.data) == cols.value.nbytes
+
+
+def _large_fetch(impl: ModuleType, seed: int, batches: int = 4) -> bytes:
+    """About 300 KB of batches: large enough that the compiled core puts its columns on pooled buffers."""
+    rng = random.Random(seed)
+    return b"".join(
+        _batch(
+            impl,
+            [rng.randbytes(rng.randint(50, 150)) for _ in range(500)],
+            base=i * 500,
+            keys=[rng.randbytes(16) for _ in range(500)],
+        )
+        for i in range(batches)
+    )
+
+
+def test_results_stay_intact_while_buffers_are_recycled(reference: ModuleType, candidate_impl: ModuleType) -> None:
+    first = _large_fetch(reference, 1)
+    kept = candidate_impl.decode(first, True, -1, False, [])
+    expected_values, expected_offsets = kept.value.to_pylist(), kept.offset.tolist()
+    for seed in range(2, 6):  # decode and drop other fetches: their buffers go back to the pool and out again
+        other = candidate_impl.decode(_large_fetch(reference, seed), True, -1, False, [])
+        assert other.equals(reference.decode(_large_fetch(reference, seed), True, -1, False, []))
+        del other
+    assert kept.value.to_pylist() == expected_values and kept.offset.tolist() == expected_offsets
+    # Arrays kept alone (the rest of the result dropped) keep their own memory too.
+    values, offsets = kept.value.data, kept.offset
+    del kept
+    for seed in range(6, 9):
+        candidate_impl.decode(_large_fetch(reference, seed), True, -1, False, [])
+    assert offsets.tolist() == expected_offsets
+    assert bytes(values) == b"".join(expected_values)
+
+
+def test_buffer_pool_limit(reference: ModuleType, candidate_impl: ModuleType) -> None:
+    pool = getattr(candidate_impl, "_buffer_pool", None)
+    data = _large_fetch(reference, 11)
+    expected = reference.decode(data, True, -1, False, [])
+    if pool is None:  # the reference allocates per call; nothing to configure
+        assert candidate_impl.decode(data, True, -1, False, []).equals(expected)
+        return
+    with pytest.raises(ValueError):
+        pool(-1)
+    default = 512 << 20
+    try:
+        assert pool(0) == 0
+        got = candidate_impl.decode(data, True, -1, False, [])
+        assert got.equals(expected)
+        del got
+        assert pool() == 0  # disabled: released buffers are freed, not kept
+        pool(default)
+        del_me = candidate_impl.decode(data, True, -1, False, [])
+        del del_me
+        cached = pool()
+        assert 0 < cached <= default
+        again = candidate_impl.decode(data, True, -1, False, [])
+        assert pool() < cached  # the next decode of the same size took its buffers from the pool
+        assert again.equals(expected)
+    finally:
+        pool(default)

@@ -71,8 +71,9 @@ class ArrowBuilder:
 
     One builder serves one read task (one topic-partition). The ``topic`` and ``partition`` columns are
     constant, so they are built once at a capacity that doubles when a larger batch comes and then sliced
-    (zero-copy) for every batch: measured on 8 192-row batches, slicing costs ~1 µs per batch where
-    ``pa.array([topic] * n)`` costs ~250 µs and even ``pa.repeat`` ~20 µs.
+    (zero-copy) for every batch. Measured here for an 8 192-row batch (timeit, shared 2-core machine
+    under load): slicing 0.85 µs, building the string buffers with numpy 45 µs, ``pa.repeat`` 104 µs,
+    ``pa.array([topic] * n)`` 1 863 µs.
     """
 
     def __init__(self, topic: str, partition: int, include_headers: bool) -> None:

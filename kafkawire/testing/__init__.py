@@ -6,7 +6,7 @@ Three independent broker implementations can run on loopback from PyPI wheels al
 
     with start_broker("noida") as broker:      # noida-db: persistent data dir, restart() supported
         print(broker.bootstrap)                # "127.0.0.1:PORT"
-    with start_broker("tansu") as broker:      # Tansu 0.6: in-memory, optional TLS / SCRAM
+    with start_broker("tansu") as broker:      # Tansu 0.6: in-memory; SCRAM with authentication=True
         ...
     with start_broker("mock") as broker:       # librdkafka's in-process mock cluster
         broker.create_topic("t", partitions=3)  # it has no CreateTopics API

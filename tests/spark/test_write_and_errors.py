@@ -173,7 +173,6 @@ def test_registered_automatically_by_module():
     import pkgutil
 
     import pyspark_kafkawire
-
     from kafkawire.spark.source import KafkaWireDataSource
 
     # PySpark's lookup: every top-level module named pyspark_* that defines DefaultSource (a DataSource)

@@ -1,0 +1,236 @@
+"""Spark read benchmark: ``format("kafkawire")`` against a plain Python data source built on kafka-python.
+
+Run (starts its own noida-db broker and a local[2] Spark session)::
+
+    .venv/bin/python benchmarks/bench_spark.py            # KW_BENCH_RECORDS (default 500000) records
+
+Both sources read the same 4-partition topic in the same run (N records: 10-byte keys, 100-byte values)
+and Spark aggregates them (``groupBy(partition).agg(count, sum(length(value)))``). The baseline is what
+one writes with the Python data source API and kafka-python in an afternoon: one task per partition, a
+``KafkaConsumer`` that seeks and polls, and one Python tuple per record (the API's default path).
+kafkawire yields Arrow batches built from its columnar fetch (no Python object per record).
+
+Rounds alternate between the two sources (``KW_BENCH_ROUNDS``, default 3; a warm-up round each first).
+Reported per source: wall time and CPU time of the whole process tree (this driver, the JVM, the PySpark
+daemon and its Python workers, from ``/proc``), best of the rounds. The machine is shared, so CPU time
+is the steadier number; the ratio is baseline / kafkawire. Results also go to
+``benchmarks/.results/bench_spark.json``.
+
+This file holds no pytest tests (pytest collects nothing from it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import (
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+RECORDS = int(os.environ.get("KW_BENCH_RECORDS", "500000"))
+ROUNDS = int(os.environ.get("KW_BENCH_ROUNDS", "3"))
+PARTITIONS = 4
+VALUE_BYTES = 100
+KEY_BYTES = 10
+
+SCHEMA = StructType(
+    [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+)
+
+
+# ------------------------------------------------------------------------------ the baseline source
+
+
+class KafkaPythonDataSource(DataSource):
+    """Baseline: a straightforward Python data source on kafka-python (batch reads, earliest → latest)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkapython_baseline"
+
+    def schema(self) -> StructType:
+        return SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaPythonReader(self.options["kafka.bootstrap.servers"], self.options["subscribe"])
+
+
+class KafkaPythonReader(DataSourceReader):
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+
+    def partitions(self) -> list[InputPartition]:
+        from kafka import KafkaConsumer, TopicPartition
+
+        c = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+        try:
+            tps = [TopicPartition(self.topic, p) for p in sorted(c.partitions_for_topic(self.topic))]
+            start, end = c.beginning_offsets(tps), c.end_offsets(tps)
+            return [InputPartition((tp.partition, start[tp], end[tp])) for tp in tps if end[tp] > start[tp]]
+        finally:
+            c.close()
+
+    def read(self, partition: InputPartition) -> Iterator[tuple]:
+        from kafka import KafkaConsumer, TopicPartition
+
+        p, start, end = partition.value
+        tp = TopicPartition(self.topic, p)
+        c = KafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            enable_auto_commit=False,
+            max_partition_fetch_bytes=8 * 1024 * 1024,
+            fetch_max_bytes=64 * 1024 * 1024,
+            max_poll_records=100_000,
+        )
+        try:
+            c.assign([tp])
+            c.seek(tp, start)
+            epoch = dt.datetime(1970, 1, 1)
+            offset = start
+            while offset < end:
+                for rec in c.poll(timeout_ms=1000).get(tp, []):
+                    if rec.offset >= end:
+                        break
+                    offset = rec.offset + 1
+                    yield (
+                        rec.key,
+                        rec.value,
+                        rec.topic,
+                        rec.partition,
+                        rec.offset,
+                        epoch + dt.timedelta(milliseconds=rec.timestamp),
+                        rec.timestamp_type,
+                    )
+        finally:
+            c.close()
+
+
+# ------------------------------------------------------------------------------------- measurement
+
+
+def _tree_cpu_seconds(root: int) -> float:
+    """utime + stime (+ reaped children) of ``root`` and all its descendants, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        stats[pid] = fields
+        children.setdefault(int(fields[1]), []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        f = stats.get(pid)
+        if f is not None:
+            # after ")": state ppid ... utime(12) stime(13) cutime(14) cstime(15) (0-based from state)
+            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+        todo.extend(children.get(pid, []))
+    return total / tick
+
+
+def _produce(bootstrap: str, topic: str) -> None:
+    from kafkawire import BinaryColumn
+    from kafkawire.client import Client
+
+    rng = np.random.default_rng(7)
+    with Client(bootstrap) as client:
+        client.create_topics([topic], num_partitions=PARTITIONS)
+        chunk = 50_000
+        for lo in range(0, RECORDS, chunk):
+            n = min(chunk, RECORDS - lo)
+            values = rng.integers(97, 123, size=n * VALUE_BYTES, dtype=np.uint8)
+            offsets = np.arange(n + 1, dtype=np.int32) * VALUE_BYTES
+            keys = np.frombuffer(b"".join(b"key%07d" % (i % 10_000_000) for i in range(lo, lo + n)), np.uint8)
+            koffs = np.arange(n + 1, dtype=np.int32) * KEY_BYTES
+            client.produce(topic, BinaryColumn(offsets, values), BinaryColumn(koffs, keys))
+
+
+def _query(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[tuple[int, int, int]]:
+    from pyspark.sql import functions as F
+
+    df = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load()
+    out = df.groupBy("partition").agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()
+    return sorted((r["partition"], r["n"], r["bytes"]) for r in out)
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from kafkawire.spark import session
+    from kafkawire.testing import start_broker
+
+    with start_broker("noida") as broker:
+        topic = "bench-spark"
+        t0 = time.monotonic()
+        _produce(broker.bootstrap, topic)
+        print(f"produced {RECORDS} records of {VALUE_BYTES} B in {time.monotonic() - t0:.1f} s", flush=True)
+        spark = session("local[2]", app_name="kafkawire-bench", config={"spark.sql.shuffle.partitions": "2"})
+        spark.sparkContext.setLogLevel("ERROR")
+        spark.dataSource.register(KafkaPythonDataSource)
+        contenders = {"kafkawire": "kafkawire", "kafka-python source": KafkaPythonDataSource.name()}
+        results: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in contenders}
+        answers = {}
+        for rnd in range(ROUNDS + 1):
+            for name, fmt in contenders.items():
+                cpu0, wall0 = _tree_cpu_seconds(os.getpid()), time.monotonic()
+                answers[name] = _query(spark, fmt, broker.bootstrap, topic)
+                wall, cpu = time.monotonic() - wall0, _tree_cpu_seconds(os.getpid()) - cpu0
+                if rnd:  # round 0 warms up workers and JIT
+                    results[name]["wall"].append(wall)
+                    results[name]["cpu"].append(cpu)
+                print(f"round {rnd} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s", flush=True)
+        assert answers["kafkawire"] == answers["kafka-python source"], answers
+        assert sum(n for _, n, _ in answers["kafkawire"]) == RECORDS
+        spark.stop()
+
+    summary: dict[str, Any] = {"records": RECORDS, "value_bytes": VALUE_BYTES, "rounds": ROUNDS}
+    print(f"\n{RECORDS} records x {VALUE_BYTES} B, {PARTITIONS} partitions, best of {ROUNDS} rounds (median):")
+    for name, r in results.items():
+        summary[name] = {k: {"best": min(v), "median": statistics.median(v), "all": v} for k, v in r.items()}
+        print(
+            f"  {name:22s} wall {min(r['wall']):6.2f} s ({statistics.median(r['wall']):.2f})  "
+            f"cpu {min(r['cpu']):6.2f} s ({statistics.median(r['cpu']):.2f})  "
+            f"{RECORDS / min(r['wall']) / 1e6:.2f} M records/s wall"
+        )
+    base, kw = results["kafka-python source"], results["kafkawire"]
+    summary["ratio_wall"] = min(base["wall"]) / min(kw["wall"])
+    summary["ratio_cpu"] = min(base["cpu"]) / min(kw["cpu"])
+    print(f"  ratio baseline / kafkawire: wall {summary['ratio_wall']:.1f}x, cpu {summary['ratio_cpu']:.1f}x")
+    out = Path(__file__).resolve().parent / ".results" / "bench_spark.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
