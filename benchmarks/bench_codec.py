@@ -149,6 +149,8 @@ def _decode_params() -> list[Any]:
     out = []
     for case, (_, _, codec, magic, _, _, nocrc) in DECODE_CASES.items():
         names = ["kafkawire", "aiokafka-cython", "kafka-python"]
+        if case == "1M x 116 B, none":
+            names.append("kafkawire-pure")  # what a silent fallback to the reference would cost
         if nocrc:
             names += ["kafkawire-nocrc", "aiokafka-cython-nocrc", "kafka-python-nocrc"]
         if codec != "none" and magic == 2:
@@ -163,7 +165,14 @@ def test_decode(measure: Callable[..., Any], case: str, contender: str) -> None:
     data = fetch(n, value_size, codec, magic, headers)
     group = f"decode {case}"
     verify = not contender.endswith("-nocrc")
-    if contender.startswith("kafkawire"):
+    if contender == "kafkawire-pure":
+        from kafkawire._pure import codec as pure
+
+        count = max(1, KAFKA_PYTHON_RECORDS // per_entry)  # ~30 us/record: the same slice as kafka-python
+        part = prefix_entries(data, count)
+        measure(group, contender, lambda: len(pure.decode(part, True, -1, False, [])),
+                records=min(n, count * per_entry), nbytes=len(part), rounds=PEER_ROUNDS, warmup=0)
+    elif contender.startswith("kafkawire"):
         assert len(decode_records(data, verify_crc=verify)) == n
         measure(group, contender, lambda: len(decode_records(data, verify_crc=verify)), records=n, nbytes=len(data))
     elif contender.startswith("aiokafka"):

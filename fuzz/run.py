@@ -152,10 +152,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-time", type=float, default=60.0, help="seconds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--corpus", type=Path, default=None, help="corpus dir (default build/fuzz-corpus/TARGET)")
+    p.add_argument("--reproduce", type=Path, default=None, help="run the target once on this input file")
     args, extra = p.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
 
     used = _ext.install()
+    if args.reproduce is not None:
+        from fuzz import targets
+
+        targets.apply_fuzz_limits()
+        targets.TARGETS[args.target](args.reproduce.read_bytes())
+        print(f"[fuzz] {args.target}: {args.reproduce} passes (extension {used or 'in-place'})")
+        return 0
     engine = args.engine
     if engine is None:
         try:

@@ -933,40 +933,95 @@ cdef class _Decoder:
         cdef Py_ssize_t n = c.n
         cdef Py_ssize_t nb = self.nb
         if n == 0:
-            return RecordColumns.empty(self.next_offset, self.valid_bytes)
+            return _empty_columns(self.next_offset, self.valid_bytes)
         if c.hdr_cap:
-            hk_data = _trim(self.a_hk_data, c.hk_len)
-            hv_data = _trim(self.a_hv_data, c.hv_len)
-            header_key = BinaryColumn(self.a_hk_off[: c.nh + 1], hk_data, None)
-            header_value = BinaryColumn(self.a_hv_off[: c.nh + 1], hv_data,
-                                        _valid(self.a_hv_null, c.nh, c.hv_nulls))
+            header_key = _binary(_head(self.a_hk_off, c.nh + 1), _trim(self.a_hk_data, c.hk_len), None)
+            header_value = _binary(_head(self.a_hv_off, c.nh + 1), _trim(self.a_hv_data, c.hv_len),
+                                   _valid(self.a_hv_null, c.nh, c.hv_nulls))
         else:
-            empty = np.zeros(0, np.uint8)
-            header_key = BinaryColumn(np.zeros(1, np.int32), empty, None)
-            header_value = BinaryColumn(np.zeros(1, np.int32), empty, None)
-        return RecordColumns(
-            offset=_head(self.a_offset, n),
-            timestamp=_head(self.a_timestamp, n),
-            timestamp_type=_head(self.a_ttype, n),
-            key=BinaryColumn(_head(self.a_key_off, n + 1), _trim(self.a_key_data, c.key_len),
-                             _valid(self.a_key_null, n, c.key_nulls)),
-            value=BinaryColumn(_head(self.a_val_off, n + 1), _trim(self.a_val_data, c.val_len),
-                               _valid(self.a_val_null, n, c.val_nulls)),
-            header_offsets=_head(self.a_hdr_off, n + 1),
-            header_key=header_key,
-            header_value=header_value,
-            batch_index=_head(self.a_batch_index, n),
-            batch_base_offset=_head(self.b_base, nb),
-            batch_producer_id=_head(self.b_pid, nb),
-            batch_producer_epoch=_head(self.b_epoch, nb),
-            batch_base_sequence=_head(self.b_seq, nb),
-            batch_partition_leader_epoch=_head(self.b_ple, nb),
-            batch_transactional=_head(self.b_txn, nb),
-            batch_magic=_head(self.b_magic, nb),
-            batch_codec=_head(self.b_codec, nb),
-            next_offset=self.next_offset,
-            valid_bytes=self.valid_bytes,
+            empty = _empty(0, cnp.NPY_UINT8)
+            header_key = _binary(_zeros(1, cnp.NPY_INT32), empty, None)
+            header_value = _binary(_zeros(1, cnp.NPY_INT32), empty, None)
+        return _columns(
+            _head(self.a_offset, n),
+            _head(self.a_timestamp, n),
+            _head(self.a_ttype, n),
+            _binary(_head(self.a_key_off, n + 1), _trim(self.a_key_data, c.key_len),
+                    _valid(self.a_key_null, n, c.key_nulls)),
+            _binary(_head(self.a_val_off, n + 1), _trim(self.a_val_data, c.val_len),
+                    _valid(self.a_val_null, n, c.val_nulls)),
+            _head(self.a_hdr_off, n + 1),
+            header_key,
+            header_value,
+            _head(self.a_batch_index, n),
+            _head(self.b_base, nb),
+            _head(self.b_pid, nb),
+            _head(self.b_epoch, nb),
+            _head(self.b_seq, nb),
+            _head(self.b_ple, nb),
+            _head(self.b_txn, nb),
+            _head(self.b_magic, nb),
+            _head(self.b_codec, nb),
+            self.next_offset,
+            self.valid_bytes,
         )
+
+
+# The result objects are built without their Python ``__init__`` (the idiom of aiokafka's cdef static
+# constructors): for a small fetch, interpreting those two ``__init__``s cost more than decoding the records.
+# Every slot is assigned here, exactly as the constructors would.
+cdef object _object_new = object.__new__
+
+
+cdef object _binary(object offsets, object data, object valid):
+    cdef object col = _object_new(BinaryColumn)
+    col.offsets = offsets
+    col.data = data
+    col.valid = valid
+    return col
+
+
+cdef object _columns(object offset, object timestamp, object timestamp_type, object key, object value,
+                     object header_offsets, object header_key, object header_value, object batch_index,
+                     object batch_base_offset, object batch_producer_id, object batch_producer_epoch,
+                     object batch_base_sequence, object batch_partition_leader_epoch, object batch_transactional,
+                     object batch_magic, object batch_codec, int64_t next_offset, Py_ssize_t valid_bytes):
+    cdef object r = _object_new(RecordColumns)
+    r.offset = offset
+    r.timestamp = timestamp
+    r.timestamp_type = timestamp_type
+    r.key = key
+    r.value = value
+    r.header_offsets = header_offsets
+    r.header_key = header_key
+    r.header_value = header_value
+    r.batch_index = batch_index
+    r.batch_base_offset = batch_base_offset
+    r.batch_producer_id = batch_producer_id
+    r.batch_producer_epoch = batch_producer_epoch
+    r.batch_base_sequence = batch_base_sequence
+    r.batch_partition_leader_epoch = batch_partition_leader_epoch
+    r.batch_transactional = batch_transactional
+    r.batch_magic = batch_magic
+    r.batch_codec = batch_codec
+    r.next_offset = next_offset
+    r.valid_bytes = valid_bytes
+    return r
+
+
+cdef object _empty_columns(int64_t next_offset, Py_ssize_t valid_bytes):
+    """Columns with no records (what ``RecordColumns.empty`` builds), e.g. for an empty fetch."""
+    cdef object e = _empty(0, cnp.NPY_UINT8)
+    return _columns(
+        _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT8),
+        _binary(_zeros(1, cnp.NPY_INT32), e, None), _binary(_zeros(1, cnp.NPY_INT32), e, None),
+        _zeros(1, cnp.NPY_INT32),
+        _binary(_zeros(1, cnp.NPY_INT32), e, None), _binary(_zeros(1, cnp.NPY_INT32), e, None),
+        _empty(0, cnp.NPY_INT32),
+        _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT16), _empty(0, cnp.NPY_INT32),
+        _empty(0, cnp.NPY_INT32), _empty(0, cnp.NPY_BOOL), _empty(0, cnp.NPY_INT8), _empty(0, cnp.NPY_INT8),
+        next_offset, valid_bytes,
+    )
 
 
 cdef inline cnp.ndarray _head(cnp.ndarray a, Py_ssize_t n):
@@ -1047,18 +1102,35 @@ cdef class _Col:
         return <int32_t>(self.off64[i + 1] - self.off64[i])
 
 
+cdef inline bint _is_carray(object a, int typenum):
+    return (cnp.PyArray_CheckExact(a) and cnp.PyArray_TYPE(<cnp.ndarray>a) == typenum
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
+
+
 cdef _Col _column(object col, Py_ssize_t n, str what):
     """Checked raw view of a BinaryColumn with ``n`` elements (offsets in range and non-decreasing)."""
     cdef _Col r = _Col.__new__(_Col)
-    cdef cnp.ndarray offsets = np.asarray(col.offsets)
-    cdef cnp.ndarray data = np.ascontiguousarray(col.data).view(np.uint8).reshape(-1)
+    cdef object raw = col.offsets
+    cdef cnp.ndarray offsets
+    cdef cnp.ndarray data
     cdef cnp.ndarray valid
     cdef Py_ssize_t i, ndata
     cdef int64_t prev, cur
+    # Fast path for what BinaryColumn.from_pylist / from_arrow produce: contiguous int32 and uint8 arrays.
+    if _is_carray(raw, cnp.NPY_INT32):
+        offsets = <cnp.ndarray>raw
+    else:
+        offsets = np.asarray(raw)
+    raw = col.data
+    if _is_carray(raw, cnp.NPY_UINT8):
+        data = <cnp.ndarray>raw
+    else:
+        data = np.ascontiguousarray(raw).view(np.uint8).reshape(-1)
     if offsets.ndim != 1 or cnp.PyArray_DIM(offsets, 0) != n + 1:
         raise ValueError(f"{what} offsets must have {n + 1} elements")
-    if offsets.dtype == np.int32:
-        offsets = np.ascontiguousarray(offsets)
+    if cnp.PyArray_TYPE(offsets) == cnp.NPY_INT32:
+        if not cnp.PyArray_IS_C_CONTIGUOUS(offsets):
+            offsets = np.ascontiguousarray(offsets)
         r.off32 = <const int32_t *>_ptr(offsets)
     else:
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)

@@ -401,3 +401,26 @@ def test_buffer_pool_limit(reference: ModuleType, candidate_impl: ModuleType) ->
         assert again.equals(expected)
     finally:
         pool(default)
+
+
+@pytest.mark.parametrize("fetch_offset", [-1, 10**6])
+def test_results_have_every_field_of_the_python_constructors(
+    reference: ModuleType, candidate_impl: ModuleType, fetch_offset: int
+) -> None:
+    """The compiled core builds results without calling ``__init__``: no slot may be left unset."""
+    data = _batch(reference, [b"a", None], keys=[b"k", None], headers=[[(b"h", b"v")], []])
+    got = candidate_impl.decode(data, True, fetch_offset, False, [])  # 10**6 filters everything out
+    for name in RecordColumns.__slots__:
+        getattr(got, name)
+    for name in RecordColumns.BINARY_COLUMNS:
+        col = getattr(got, name)
+        assert type(col) is BinaryColumn
+        for slot in BinaryColumn.__slots__:
+            getattr(col, slot)
+        assert col.offsets.dtype == np.int32 and col.data.dtype == np.uint8
+    assert type(got) is RecordColumns
+    assert got.equals(reference.decode(data, True, fetch_offset, False, []))
+    empty = candidate_impl.decode(b"", True, fetch_offset, False, [])
+    assert empty.equals(RecordColumns.empty(fetch_offset, 0))
+    for name in RecordColumns.RECORD_ARRAYS + RecordColumns.BATCH_ARRAYS:
+        assert getattr(empty, name).dtype == getattr(RecordColumns.empty(), name).dtype

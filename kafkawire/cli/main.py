@@ -1,15 +1,46 @@
-"""Argument parsing and dispatch for the ``kafkawire`` command."""
+"""Argument parsing and dispatch for the ``kafkawire`` command.
+
+Commands: ``produce``, ``consume``, ``topics``, ``offsets``, ``broker`` (an embedded development broker),
+``bench`` (throughput on this machine), ``codec-demo`` and ``demo``. Each command lives in its own module
+and is imported only when it runs, so ``kafkawire --help`` stays fast and optional dependencies (pyarrow,
+tqdm, matplotlib, the peer clients) are needed only by the commands that use them.
+
+Errors kafkawire raises on purpose (:class:`kafkawire.KafkaWireError`: broker error codes, unreachable
+brokers, corrupt data) and usage errors are printed as one line, ``kafkawire: error: ...``, with exit
+status 1; a traceback means a bug.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
+# (name, module, help): the modules define add_arguments(parser) and run(args) -> int.
+_COMMANDS = (
+    ("produce", "produce", "write records from lines, JSON lines or a file"),
+    ("consume", "consume", "read records to stdout, JSON lines or Parquet"),
+    ("topics", "topics", "list, create, delete or describe topics"),
+    ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
+    ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
+    ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafkawire", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    """The ``kafkawire`` argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="kafkawire",
+        description="The Apache Kafka wire protocol at compiled speed: a command line over kafkawire's client.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    for name, module, help_text in _COMMANDS:
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        mod = importlib.import_module(f"{__package__}.{module}")
+        mod.add_arguments(cmd)
+        cmd.set_defaults(run=mod.run)
 
     codec = sub.add_parser("codec-demo", help="encode and decode a generated record stream, print throughput")
     codec.add_argument("--records", type=int, default=1_000_000)
@@ -39,9 +70,23 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``kafkawire`` console script."""
+    """Entry point of the ``kafkawire`` console script: parse ``argv``, run the command, return its exit
+    status (1 with a one-line message for kafkawire's own errors, 130 for Ctrl-C)."""
+    from ..errors import KafkaWireError
+    from ._common import CliError
+
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except (KafkaWireError, CliError) as e:
+        text = str(e) or type(e).__name__
+        if isinstance(e, KafkaWireError):
+            text = f"{type(e).__name__}: {text}"
+        print(f"kafkawire: error: {text}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kafkawire: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

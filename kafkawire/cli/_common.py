@@ -1,0 +1,136 @@
+"""Pieces shared by the ``kafkawire`` subcommands: the ``--bootstrap`` option, client construction,
+``key=value`` parsing, start positions and small output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import IO, Any
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP",
+    "CliError",
+    "add_connection_args",
+    "make_client",
+    "parse_pairs",
+    "parse_start",
+    "print_table",
+]
+
+#: Used when neither ``--bootstrap`` nor ``KAFKAWIRE_BOOTSTRAP`` is given (Kafka's default listener).
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+
+class CliError(Exception):
+    """A user-facing error: printed as ``kafkawire: error: <message>`` with exit status 1, no traceback."""
+
+
+def add_connection_args(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap`` (default ``$KAFKAWIRE_BOOTSTRAP``, else 127.0.0.1:9092) and ``--timeout``."""
+    parser.add_argument(
+        "--bootstrap",
+        "-b",
+        default=None,
+        metavar="HOST:PORT[,...]",
+        help=f"bootstrap servers (default: $KAFKAWIRE_BOOTSTRAP, else {DEFAULT_BOOTSTRAP})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up on an unreachable or failing broker after this long (default: 30)",
+    )
+
+
+def bootstrap_of(args: argparse.Namespace) -> str:
+    """The bootstrap servers the user asked for, with the documented fallbacks."""
+    return args.bootstrap or os.environ.get("KAFKAWIRE_BOOTSTRAP") or DEFAULT_BOOTSTRAP
+
+
+def make_client(args: argparse.Namespace, **options: Any) -> Any:
+    """A :class:`kafkawire.client.Client` for ``args.bootstrap`` whose retries stop after ``--timeout``.
+
+    The library's default retry budget (two minutes) suits services; a command line should fail fast
+    with a clear message when the address is wrong, so the budget follows ``--timeout``.
+    """
+    from ..client import Client
+
+    timeout_ms = max(1.0, float(args.timeout)) * 1000
+    try:
+        return Client(
+            bootstrap_of(args),
+            client_id="kafkawire-cli",
+            retry_timeout_ms=timeout_ms,
+            request_timeout_ms=max(timeout_ms, 5_000),
+            connect_timeout_ms=min(timeout_ms, 10_000),
+            **options,
+        )
+    except ValueError as e:  # malformed bootstrap string
+        raise CliError(f"bad --bootstrap {bootstrap_of(args)!r}: {e}") from None
+
+
+def parse_pairs(items: Iterable[str] | None, what: str) -> list[tuple[str, str]]:
+    """``["a=1,b=2", "c=3"]`` -> ``[("a", "1"), ("b", "2"), ("c", "3")]`` (order and duplicates kept).
+
+    Commas separate pairs inside one argument; repeat the option for a value that contains a comma.
+    """
+    out: list[tuple[str, str]] = []
+    for item in items or ():
+        parts = [item] if item.count("=") == 1 else item.split(",")
+        for part in parts:
+            if not part:
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or not key:
+                raise CliError(f"bad {what} {part!r}: expected KEY=VALUE")
+            out.append((key, value))
+    return out
+
+
+def parse_time_ms(text: str) -> int:
+    """A time as ms since the epoch: ``@1700000000000`` (ms), or ISO 8601 (naive times are UTC)."""
+    if text.startswith("@"):
+        try:
+            return int(text[1:])
+        except ValueError:
+            raise CliError(f"bad time {text!r}: expected @MILLISECONDS or an ISO 8601 date-time") from None
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise CliError(f"bad time {text!r}: expected @MILLISECONDS or an ISO 8601 date-time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def parse_start(text: str) -> tuple[str, int]:
+    """Parse ``--from``: ``earliest``, ``latest``, ``committed``, an offset (``42``), or a time
+    (``@MILLISECONDS`` or ISO 8601) -> ``(kind, value)`` with kind in earliest/latest/committed/offset/time."""
+    low = text.strip().lower()
+    if low in ("earliest", "beginning", "latest", "end", "committed"):
+        return {"beginning": "earliest", "end": "latest"}.get(low, low), 0
+    if low.lstrip("-").isdigit():
+        off = int(low)
+        if off < 0:
+            raise CliError(f"bad --from {text!r}: offsets are >= 0")
+        return "offset", off
+    return "time", parse_time_ms(text)
+
+
+def print_table(rows: Sequence[Sequence[Any]], header: Sequence[str], out: IO[str] | None = None) -> None:
+    """Print ``rows`` as aligned columns (numbers right-aligned) under ``header``."""
+    out = out or sys.stdout
+    cells = [[str(h) for h in header]] + [["" if c is None else str(c) for c in row] for row in rows]
+    numeric = [all(_is_number(r[i]) for r in rows) if rows else False for i in range(len(header))]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        line = "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric))
+        out.write(line.rstrip() + "\n")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
