@@ -28,6 +28,8 @@ from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
+from operator import index as _index
+
 import numpy as np
 
 from kafkawire.columns import BinaryColumn, RecordColumns
@@ -112,7 +114,7 @@ cdef inline int _get_buffer(object data, Py_buffer *view) except -1:
 def crc32(data, value=0):
     """IEEE CRC32 of ``data`` (any contiguous buffer), equal to ``zlib.crc32(data, value)``."""
     cdef Py_buffer view
-    cdef uint32_t c = <uint32_t>(int(value) & 0xFFFFFFFF)
+    cdef uint32_t c = <uint32_t>(_index(value) & 0xFFFFFFFF)
     _get_buffer(data, &view)
     try:
         if view.len >= NOGIL_BYTES:
@@ -128,7 +130,7 @@ def crc32(data, value=0):
 def crc32c(data, value=0):
     """Castagnoli CRC32C of ``data`` (any contiguous buffer), equal to ``crc32c.crc32c(data, value)``."""
     cdef Py_buffer view
-    cdef uint32_t c = <uint32_t>(int(value) & 0xFFFFFFFF)
+    cdef uint32_t c = <uint32_t>(_index(value) & 0xFFFFFFFF)
     _get_buffer(data, &view)
     try:
         if view.len >= NOGIL_BYTES:
@@ -153,9 +155,6 @@ def _crc_force_software(bint on):
 
 
 # ------------------------------------------------------------------------------------------ varints
-
-from operator import index as _index
-
 
 cdef str _varint_error(int rc, str what):
     if rc == KW_VARINT_TRUNCATED:
@@ -316,12 +315,30 @@ cdef cnp.ndarray _pooled(Py_ssize_t n, int typenum, Py_ssize_t itemsize):
 
 
 def _buffer_pool(limit=None):
-    """Bytes of decode buffers cached for reuse; with ``limit``, first cap the cache (0 disables it)."""
+    """Bytes of decode buffers cached for reuse; with ``limit``, first cap the cache (0 disables it).
+
+    Also settable at import with the ``KAFKAWIRE_BUFFER_POOL`` environment variable (a byte count)."""
     if limit is not None:
         if limit < 0:
             raise ValueError("limit must be >= 0")
         kw_pool_set_limit(<size_t>limit)
     return kw_pool_cached_bytes()
+
+
+def _pool_limit_from_env():
+    # KAFKAWIRE_BUFFER_POOL=<bytes> sets the cap at import (0 turns recycling off), e.g. on memory-tight
+    # Spark executors; the default keeps up to 512 MiB of released decode buffers.
+    import os
+
+    value = os.environ.get("KAFKAWIRE_BUFFER_POOL", "")
+    if value:
+        try:
+            _buffer_pool(int(value))
+        except ValueError:
+            raise ValueError(f"KAFKAWIRE_BUFFER_POOL must be a byte count >= 0, not {value!r}") from None
+
+
+_pool_limit_from_env()
 
 
 cdef inline cnp.ndarray _zeros(Py_ssize_t n, int typenum):
@@ -792,6 +809,10 @@ cdef class _Decoder:
             check_crc = False
             if rc != KW_NEED_HEADERS:
                 break
+            if saved.hdr_cap:
+                # Cannot happen: every header takes 2+ bytes of a records section, and the capacity is
+                # half of all of them. Refuse rather than loop.
+                raise RuntimeError("kafkawire internal error: header capacity exceeded")
             self.c = saved
             self.allocate_headers()
         if rc != KW_OK:
@@ -1049,6 +1070,8 @@ def decode(data, verify_crc, fetch_offset, read_committed, aborted):
     """
     cdef _Decoder d = _Decoder.__new__(_Decoder)
     cdef object pending = None
+    if not INT64_MIN <= fetch_offset <= INT64_MAX:
+        raise ValueError(f"fetch_offset out of int64 range: {fetch_offset}")
     _get_buffer(data, &d.view)
     d.have_view = True
     d.data = <const uint8_t *>d.view.buf

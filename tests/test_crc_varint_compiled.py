@@ -14,11 +14,15 @@
 
 from __future__ import annotations
 
+import os
 import random
 import struct
+import subprocess
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 
 import crc32c
@@ -375,7 +379,7 @@ def test_results_stay_intact_while_buffers_are_recycled(reference: ModuleType, c
     assert bytes(values) == b"".join(expected_values)
 
 
-def test_buffer_pool_limit(reference: ModuleType, candidate_impl: ModuleType) -> None:
+def test_buffer_pool_limit(reference: ModuleType, candidate_impl: ModuleType, tmp_path: Path) -> None:
     pool = getattr(candidate_impl, "_buffer_pool", None)
     data = _large_fetch(reference, 11)
     expected = reference.decode(data, True, -1, False, [])
@@ -401,6 +405,21 @@ def test_buffer_pool_limit(reference: ModuleType, candidate_impl: ModuleType) ->
         assert again.equals(expected)
     finally:
         pool(default)
+    # The cap can also be set for a whole process (e.g. Spark executors) through the environment.
+    code = (
+        "import kafkawire._codec as c, sys;"
+        "d = open(sys.argv[1], 'rb').read(); del_me = c.decode(d, True, -1, False, []); del del_me;"
+        "print(c._buffer_pool())"
+    )
+    path = tmp_path / "fetch.bin"
+    path.write_bytes(data)
+    env = {**os.environ, "KAFKAWIRE_BUFFER_POOL": "0"}
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], env=env, cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"
 
 
 @pytest.mark.parametrize("fetch_offset", [-1, 10**6])

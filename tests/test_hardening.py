@@ -332,7 +332,11 @@ _RLIMIT_SCRIPT = textwrap.dedent(
     from kafkawire.errors import KafkaWireError
     from kafkawire.protocol import MetadataResponse
     from fuzz import corpus, targets
-    from tests.test_hardening import {cases} as CASES
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hardening_cases", {here!r})
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    CASES = mod.{cases}
     for s in corpus.seeds("records")[:40]:      # warm-up: lazy imports, numpy, cramjam, pools
         targets.target_records(s)
     for s in corpus.seeds("decompress"):
@@ -392,7 +396,7 @@ def test_forged_sizes_fit_in_a_small_address_space():
 
 
 def _run_under_rlimit(cases: str, cap: int, headroom: int) -> None:
-    script = _RLIMIT_SCRIPT.format(root=str(ROOT), cap=cap, headroom=headroom, cases=cases)
+    script = _RLIMIT_SCRIPT.format(root=str(ROOT), here=__file__, cap=cap, headroom=headroom, cases=cases)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     # cwd outside the source tree, so that `python -c` does not import kafkawire from it.
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from ..errors import KafkaWireError
 from ._common import CliError, add_connection_args, make_client, parse_start
 
 __all__ = ["add_arguments", "run"]
@@ -322,10 +323,17 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):
             sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - keep interpreter shutdown from flushing
         return 0
+    except KafkaWireError:
+        raise  # includes KafkaConnectionError, an OSError too: reported by main()
+    except OSError as e:  # the output file (e.g. a Parquet path in a missing directory)
+        raise CliError(f"cannot write {args.output}: {e}") from None
     finally:
         if bar is not None:
             bar.close()
-        writer.close()
+        try:
+            writer.close()
+        except OSError as e:
+            raise CliError(f"cannot write {args.output}: {e}") from None
         if out is not None and out is not sys.stdout.buffer:
             out.close()
     print(f"consumed {written} record{'s' if written != 1 else ''} from {topic}", file=sys.stderr)

@@ -119,7 +119,8 @@ def _describe(args: argparse.Namespace) -> int:
     for i, t in enumerate(out):
         if i:
             print()
-        print(f"topic {t['name']}: {len(t['partitions'])} partitions" + (f", id {t['topic_id']}" if t["topic_id"] else ""))
+        topic_id = f", id {t['topic_id']}" if t["topic_id"] else ""
+        print(f"topic {t['name']}: {len(t['partitions'])} partitions{topic_id}")
         print_table(
             [
                 (

@@ -26,9 +26,12 @@ earliest, -1 latest; batch defaults earliest → latest, streaming starts at lat
 ``kafka.*`` for the client (``client.id``, ``request.timeout.ms``, ``max.partition.fetch.bytes``,
 ``fetch.max.wait.ms``, ``isolation.level``).
 
-Write options: ``kafka.bootstrap.servers``, ``topic`` (overrides a ``topic`` column), ``includeHeaders``,
-``kafka.acks``, ``kafka.compression.type``. Written columns: ``value`` (string/binary, required), ``key``
-(string/binary), ``topic`` (string), ``partition`` (int), ``headers``.
+Write options: ``kafka.bootstrap.servers``, ``topic`` (overrides a ``topic`` column), ``includeHeaders``
+(unset: a ``headers`` column is written when present, as Spark's sink does; ``false``: headers are
+dropped), ``kafka.acks``, ``kafka.compression.type``, ``kafka.enable.idempotence``. Written columns:
+``value`` (string/binary, required), ``key`` (string/binary; keyed rows go to the murmur2 partition of the
+key, like the Java producer), ``topic`` (string), ``partition`` (int), ``headers``
+(``array<struct<key:string,value:binary>>``). Only the append save mode exists (as in Spark).
 
 Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
 committed offset. ``Trigger.AvailableNow`` reads what existed when the query started, honouring

@@ -146,10 +146,6 @@ class KafkaAccess:
             out[name] = sorted(t.partitions)
         return out
 
-    def partition_count(self, topic: str) -> int:
-        """Number of partitions of ``topic`` (0 when it does not exist)."""
-        return len(self._topics().get(topic, []))
-
     # -------------------------------------------------------------------------------------- offsets
 
     def earliest_offsets(self, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:

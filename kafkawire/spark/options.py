@@ -114,7 +114,9 @@ class SinkOptions:
     """Validated options of a write."""
 
     topic: str | None
-    include_headers: bool = False
+    #: None (unset): write the ``headers`` column when the DataFrame has one, as Spark's sink does;
+    #: False: never write headers; True: write them (same as unset, stated explicitly).
+    include_headers: bool | None = None
     kafka_params: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -442,6 +444,6 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = opts.get("topic")
     return SinkOptions(
         topic=topic.strip() if topic is not None else None,
-        include_headers=_bool(opts, "includeheaders", False),
+        include_headers=_bool(opts, "includeheaders", False) if "includeheaders" in opts else None,
         kafka_params=_kafka_params(opts),
     )

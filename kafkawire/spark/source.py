@@ -66,6 +66,10 @@ __all__ = ["KafkaInputPartition", "KafkaWireDataSource", "kafka_schema"]
 
 log = logging.getLogger("kafkawire.spark")
 
+#: Largest Arrow batch handed to Spark. A fetch can hold far more records (some brokers ignore the fetch
+#: size); slicing is zero-copy and keeps each batch Spark deserialises at a few MB.
+ARROW_BATCH_ROWS = 1 << 13
+
 HEADERS_SPARK_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 
 
@@ -112,7 +116,8 @@ def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[Any]:
             fail_on_data_loss=opts.fail_on_data_loss,
             poll_timeout_ms=opts.poll_timeout_ms,
         ):
-            yield builder.build(cols, lo, hi)
+            for a in range(lo, hi, ARROW_BATCH_ROWS):
+                yield builder.build(cols, a, min(a + ARROW_BATCH_ROWS, hi))
 
 
 def _tasks(opts: SourceOptions, ranges: list[OffsetRange]) -> list[InputPartition]:
@@ -282,7 +287,7 @@ def _write(opts: SinkOptions, batches: Iterator[Any]) -> KafkaCommitMessage:
     with KafkaAccess(opts.kafka_params) as access:
         for batch in batches:
             for g in batch_to_produce_groups(batch, opts.topic):
-                if not opts.include_headers:
+                if opts.include_headers is False:
                     g.headers = None
                 sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
     return KafkaCommitMessage(sent)
@@ -343,10 +348,16 @@ class KafkaWireDataSource(DataSource):
     def schema(self) -> StructType:
         return kafka_schema(include_headers(self.options))
 
+    def _check_schema(self, schema: StructType) -> None:
+        if schema.simpleString() != self.schema().simpleString():
+            raise InvalidOptionError("Kafka source has a fixed schema and cannot be set with a custom one")
+
     def reader(self, schema: StructType) -> DataSourceReader:
+        self._check_schema(schema)
         return KafkaBatchReader(parse_source_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        self._check_schema(schema)
         return KafkaStreamReader(parse_source_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:

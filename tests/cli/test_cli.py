@@ -7,9 +7,11 @@ about signals, stdout piping and the ``broker`` command run the installed consol
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -26,6 +28,7 @@ from kafkawire.client import Client
 from kafkawire.testing import free_port
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "kafkawire"
+T0 = (int(time.time()) - 60) * 1000  # record timestamps of the ``filled`` topic
 
 pytestmark = pytest.mark.broker
 
@@ -123,12 +126,14 @@ def test_produce_whole_file_to_a_partition(bootstrap: str, topic_name: Callable[
 
 @pytest.fixture
 def filled(bootstrap: str, topic_name: Callable[..., str]) -> str:
-    """A 2-partition topic: partition 0 has values a0..a9 with timestamps 1000..1009, partition 1 b0..b4."""
+    """A 2-partition topic: partition 0 has values a0..a9 with timestamps T0..T0+9, partition 1 b0..b4 with
+    T0..T0+4. T0 is a recent whole second: brokers delete records older than retention.ms (7 days by
+    default) by their timestamps, so 1970 timestamps would vanish under the test's feet."""
     topic = topic_name("filled")
     _create(topic, 2)
     with Client(bootstrap) as client:
-        client.produce(topic, [b"a%d" % i for i in range(10)], partition=0, timestamps=list(range(1000, 1010)))
-        client.produce(topic, [b"b%d" % i for i in range(5)], partition=1, timestamps=list(range(1000, 1005)))
+        client.produce(topic, [b"a%d" % i for i in range(10)], partition=0, timestamps=list(range(T0, T0 + 10)))
+        client.produce(topic, [b"b%d" % i for i in range(5)], partition=1, timestamps=list(range(T0, T0 + 5)))
     return topic
 
 
@@ -139,11 +144,13 @@ def _consume_values(tmp_path: Path, topic: str, *extra: str) -> list[bytes]:
 
 
 def test_consume_start_positions_and_limits(filled: str, tmp_path: Path) -> None:
-    assert sorted(_consume_values(tmp_path, filled)) == sorted([b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)])
+    everything = [b"a%d" % i for i in range(10)] + [b"b%d" % i for i in range(5)]
+    assert sorted(_consume_values(tmp_path, filled)) == sorted(everything)
     assert _consume_values(tmp_path, filled, "--partition", "0", "--from", "7") == [b"a7", b"a8", b"a9"]
-    assert _consume_values(tmp_path, filled, "-p", "0", "--from", "@1004", "-n", "2") == [b"a4", b"a5"]
-    # 1970-01-01T00:00:01.008Z is 1008 ms; partition 1 has nothing that late, so it starts at its end.
-    assert _consume_values(tmp_path, filled, "--from", "1970-01-01T00:00:01.008") == [b"a8", b"a9"]
+    assert _consume_values(tmp_path, filled, "-p", "0", "--from", f"@{T0 + 4}", "-n", "2") == [b"a4", b"a5"]
+    # As ISO 8601 (UTC): T0 + 8 ms. Partition 1 has nothing that late, so it starts at its end.
+    iso = datetime.datetime.fromtimestamp((T0 + 8) / 1000, datetime.timezone.utc).isoformat(timespec="milliseconds")
+    assert _consume_values(tmp_path, filled, "--from", iso) == [b"a8", b"a9"]
     assert _consume_values(tmp_path, filled, "--from", "latest") == []
     assert _consume_values(tmp_path, filled, "-p", "1", "--print-key", "--separator", "|", "-n", "1") == [b"|b0"]
 
@@ -162,12 +169,23 @@ def test_consume_parquet(filled: str, tmp_path: Path) -> None:
     assert pq.read_table(empty).num_rows == 0 and pq.read_table(empty).column_names == table.column_names
 
 
+
+def test_consume_to_unwritable_path_is_a_clean_error(
+    filled: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    capsys.readouterr()
+    for fmt in ("parquet", "json"):
+        assert main(["consume", filled, "-f", fmt, "-o", str(tmp_path / "missing" / f"out.{fmt}")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("kafkawire: error: cannot write") and "Traceback" not in err
+
+
 def test_consume_group_commits_and_offsets_show_lag(
     filled: str, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     assert _consume_values(tmp_path, filled, "-p", "0", "--group", "g1", "-n", "3") == [b"a0", b"a1", b"a2"]
     capsys.readouterr()
-    assert main(["offsets", filled, "--group", "g1", "--json", "--time", "@1006"]) == 0
+    assert main(["offsets", filled, "--group", "g1", "--json", "--time", f"@{T0 + 6}"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["partitions"] == [
         {"partition": 0, "earliest": 0, "latest": 10, "at_time": 6, "committed": 3, "lag": 7},
@@ -252,26 +270,36 @@ def test_console_script_pipes_produce_into_consume(bootstrap: str, topic_name: C
     assert res.stderr.strip().endswith(b"consumed 1000 records from " + topic.encode())
 
 
+def _readline(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> bytes:
+    """One line of the child's stdout, failing (not hanging) when none comes within ``timeout``."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, f"no output within {timeout} s"
+    return proc.stdout.readline()
+
+
 def test_console_script_follow_until_sigterm(bootstrap: str, topic_name: Callable[..., str]) -> None:
     topic = topic_name("follow")
     _create(topic)
-    proc = subprocess.Popen([CONSOLE_SCRIPT, "consume", topic, "--follow", "--from", "latest"],
-                            env=_env(bootstrap), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        time.sleep(2.0)  # let it reach its fetch loop (positions taken at "latest")
-        with Client(bootstrap) as client:
-            client.produce(topic, [b"late-1", b"late-2"])
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == b"late-1\n"
-        assert proc.stdout.readline() == b"late-2\n"
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with Client(bootstrap) as client:
+        client.produce(topic, [b"early"])
+        # --from 0: records written at any time after the start are read, so the test has no race.
+        # Unbuffered pipe: select() must see every line that readline() has not consumed yet.
+        proc = subprocess.Popen([CONSOLE_SCRIPT, "consume", topic, "--follow", "--from", "0"],
+                                env=_env(bootstrap), stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        try:
+            assert _readline(proc) == b"early\n"  # it is in its fetch loop now
+            client.produce(topic, [b"late-1", b"late-2"])  # past the end offset it saw at start
+            assert _readline(proc) == b"late-1\n"
+            assert _readline(proc) == b"late-2\n"
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert proc.returncode == 0, err
-    assert b"consumed 2 records" in err and b"Traceback" not in err
+    assert out == b"" and b"consumed 3 records" in err and b"Traceback" not in err
 
 
 def _port_open(port: int) -> bool:

@@ -32,7 +32,11 @@ def bootstrap(broker: object) -> str:
 def spark() -> Iterator[object]:
     from kafkawire.spark import session
 
-    s = session("local[2]", app_name="kafkawire-tests", config={"spark.sql.shuffle.partitions": "2"})
+    s = session(
+        "local[2]",
+        app_name="kafkawire-tests",
+        config={"spark.sql.shuffle.partitions": "2", "spark.ui.showConsoleProgress": "false"},
+    )
     s.sparkContext.setLogLevel("ERROR")
     try:
         yield s

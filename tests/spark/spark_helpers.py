@@ -90,3 +90,16 @@ def consume_all(bootstrap: str, topic: str) -> list:
         return sorted(out, key=lambda r: (r.partition, r.offset))
     finally:
         c.close()
+
+
+def delete_records(bootstrap: str, topic: str, partition: int, before: int) -> None:
+    """Move the log start of a partition to ``before`` (DeleteRecords, through kafka-python's admin)."""
+    from kafka import TopicPartition
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        res = admin.delete_records({TopicPartition(topic, partition): before})
+        assert all(v["error_code"] == 0 for v in res.values()), res
+    finally:
+        admin.close()

@@ -167,6 +167,9 @@ def test_sink_options():
     o = parse_sink_options({**BOOT, "Topic": " out ", "includeHeaders": "true", "kafka.acks": "1"})
     assert o.topic == "out" and o.include_headers and o.kafka_params["acks"] == "1"
     assert parse_sink_options(BOOT).topic is None
+    # unset: a headers column is written when present (Spark); "false" drops it
+    assert parse_sink_options(BOOT).include_headers is None
+    assert parse_sink_options({**BOOT, "includeHeaders": "false"}).include_headers is False
     with raises("Kafka option 'key.serializer' is not supported as keys are serialized with ByteArraySerializer."):
         parse_sink_options({**BOOT, "kafka.key.serializer": "x"})
     with raises("Kafka option 'value.serializer' is not supported as value are serialized with ByteArraySerializer."):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
-from spark_helpers import Produced, consume_all, create_topic, produce, unique_topic
+from spark_helpers import Produced, consume_all, create_topic, delete_records, produce, unique_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -116,3 +117,19 @@ def test_streaming_write_round_trip(spark, bootstrap, tmp_path):
     assert sorted(r.value for r in got) == sorted(b"V%d" % i for i in range(50))
     # the partition column was honoured: source partition p went to destination partition p + 1
     assert {(r.partition, int(r.key[1:]) % 2 + 1) for r in got} == {(1, 1), (2, 2)}
+
+
+def test_fail_on_data_loss_when_resuming(spark, bootstrap, tmp_path):
+    topic = unique_topic("stream-loss")
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, _rows(1, 0, 20))
+    checkpoint, out = str(tmp_path / "checkpoint"), str(tmp_path / "out")
+    _run_available_now(spark, bootstrap, topic, checkpoint, out)
+    assert spark.read.parquet(out).count() == 20
+    # while the query is down, 10 more records arrive and offsets < 25 are deleted: 20..24 are lost
+    produce(bootstrap, topic, _rows(1, 20, 10))
+    delete_records(bootstrap, topic, 0, 25)
+    with pytest.raises(Exception, match=re.escape("[KAFKA_DATA_LOSS]")):
+        _run_available_now(spark, bootstrap, topic, checkpoint, out)
+    _run_available_now(spark, bootstrap, topic, checkpoint, out, failOnDataLoss="false")
+    assert sorted(r.offset for r in spark.read.parquet(out).collect()) == list(range(20)) + list(range(25, 30))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType
-from spark_helpers import consume_all, create_topic, produce, unique_topic
+from spark_helpers import consume_all, create_topic, delete_records, produce, unique_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -112,6 +112,13 @@ def test_bad_batch_options(spark, bootstrap, options, message):
         _read(spark, bootstrap, **options).collect()
 
 
+def test_schema_cannot_be_given(spark, bootstrap):
+    with pytest.raises(Exception, match=_re("Kafka source has a fixed schema and cannot be set with a custom one")):
+        spark.read.format("kafkawire").schema("value binary").option("kafka.bootstrap.servers", bootstrap).option(
+            "subscribe", "a"
+        ).load().collect()
+
+
 def test_bootstrap_servers_required(spark):
     with pytest.raises(
         Exception, match=_re("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka")
@@ -185,3 +192,17 @@ def _re(text: str) -> str:
     import re
 
     return re.escape(text)
+
+
+def test_fail_on_data_loss_batch(spark, bootstrap):
+    t = unique_topic("loss")
+    create_topic(bootstrap, t, 1)
+    produce(bootstrap, t, [(0, None, f"v{i}".encode(), int(time.time() * 1000), []) for i in range(20)])
+    delete_records(bootstrap, t, 0, 10)
+    start = json.dumps({t: {"0": 0}})
+    with pytest.raises(Exception, match=_re("[KAFKA_DATA_LOSS]")):
+        _read(spark, bootstrap, assign=json.dumps({t: [0]}), startingOffsets=start).collect()
+    df = _read(spark, bootstrap, assign=json.dumps({t: [0]}), startingOffsets=start, failOnDataLoss="false")
+    assert sorted(r.offset for r in df.collect()) == list(range(10, 20))
+    # "earliest" is simply the new log start
+    assert _read(spark, bootstrap, subscribe=t).count() == 10
