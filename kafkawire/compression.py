@@ -73,8 +73,11 @@ def compress(codec: int, data: _Buffer, magic: int) -> bytes:
     return bytes(cramjam.zstd.compress(_as_bytes_like(data), level=ZSTD_LEVEL))
 
 
-def decompress(codec: int, data: _Buffer, magic: int) -> bytes:
+def decompress(codec: int, data: _Buffer, magic: int) -> bytes | memoryview:
     """Decompress a payload written with ``codec`` in a batch/message of format ``magic``.
+
+    Returns the decompressed bytes as ``bytes`` or a read-only ``memoryview`` (no extra copy); call
+    ``bytes()`` on it if you need an immutable ``bytes`` object.
 
     Raises :class:`~kafkawire.errors.DecompressionError` when the payload is malformed or would
     decompress to more than :data:`MAX_DECOMPRESSED_SIZE` bytes, and
@@ -123,7 +126,7 @@ def _cap_error(cap: int, codec: str) -> DecompressionError:
     )
 
 
-def _decompress_into(func: Any, data: _Buffer, bound: int, exact: bool, cap: int, codec: str) -> bytes:
+def _decompress_into(func: Any, data: _Buffer, bound: int, exact: bool, cap: int, codec: str) -> bytes | memoryview:
     """Run a cramjam ``decompress_into`` with an output buffer of ``min(bound, cap)`` bytes.
 
     ``bound`` is an upper bound of the output read from the frame headers (``exact``: it is a declared
@@ -144,7 +147,9 @@ def _decompress_into(func: Any, data: _Buffer, bound: int, exact: bool, cap: int
         if limited_by_cap and "whole buffer" in str(exc):
             raise _cap_error(cap, codec) from None
         raise DecompressionError(f"{codec} payload does not decompress: {exc}") from exc
-    return out[:n].tobytes()
+    # A read-only view of the filled part, not a copy: decoders only read it (both implementations).
+    view = memoryview(out)[:n]
+    return view.toreadonly()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -164,7 +169,7 @@ def _gzip_compress(data: _Buffer) -> bytes:
     return _GZIP_HEADER + body + trailer
 
 
-def _gzip_decompress(data: _Buffer, cap: int) -> bytes:
+def _gzip_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
     # zlib's max_length stops inflating at the limit, so a bomb never materialises past cap + 1 bytes.
     buf = bytes(data)
     chunks: list[bytes] = []
@@ -207,7 +212,7 @@ def _snappy_compress(data: _Buffer) -> bytes:
     return b"".join(parts)
 
 
-def _snappy_decompress(data: _Buffer, cap: int) -> bytes:
+def _snappy_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
     mv = memoryview(_as_bytes_like(data))
     # Detect the framing by its 8-byte magic alone: version/compat are ignored because some producers
     # (Redpanda) write them little-endian (kafka-python issue #2414).
@@ -237,7 +242,7 @@ def _snappy_decompress(data: _Buffer, cap: int) -> bytes:
         if written != size:
             raise DecompressionError("snappy block shorter than its declared length")
         pos += size
-    return out.tobytes()
+    return memoryview(out).toreadonly()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -407,7 +412,7 @@ def _lz4_scan(mv: memoryview) -> tuple[list[tuple[int, int]], int, bool]:
             return headers, total, exact
 
 
-def _lz4_decompress(data: _Buffer, magic: int, cap: int) -> bytes:
+def _lz4_decompress(data: _Buffer, magic: int, cap: int) -> bytes | memoryview:
     mv = memoryview(_as_bytes_like(data))
     headers, bound, exact = _lz4_scan(mv)
     if magic == 0:
@@ -498,7 +503,7 @@ def _zstd_scan(mv: memoryview) -> tuple[int, bool]:
             return total, exact
 
 
-def _zstd_decompress(data: _Buffer, cap: int) -> bytes:
+def _zstd_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
     mv = memoryview(_as_bytes_like(data))
     bound, exact = _zstd_scan(mv)
     return _decompress_into(cramjam.zstd.decompress_into, mv, bound, exact, cap, "zstd")

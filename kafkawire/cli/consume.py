@@ -18,6 +18,7 @@ import contextlib
 import json
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -273,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
                     total = min(total, args.max_records)
             bar = _progress_bar(args.progress, total)
             limit = args.max_records
+            idle = 0.0
             try:
                 while limit is None or written < limit:
                     active = {(topic, p): off for p, off in positions.items() if ends is None or off < ends[p]}
@@ -315,6 +317,13 @@ def run(args: argparse.Namespace) -> int:
                             commits[(topic, p)] = next_pos
                     if args.group and commits:
                         client.commit_offsets(args.group, commits)
+                    if any(len(r.records) for r in results.values()):
+                        idle = 0.0
+                    else:
+                        # Some brokers (noida-db) answer an empty Fetch at once instead of waiting
+                        # max_wait_ms: back off on the client side so --follow does not spin.
+                        idle = min(max(0.01, idle * 2), args.max_wait_ms / 1000)
+                        time.sleep(idle)
             except KeyboardInterrupt:
                 if not args.follow:
                     raise

@@ -66,8 +66,10 @@ __all__ = ["KafkaInputPartition", "KafkaWireDataSource", "kafka_schema"]
 
 log = logging.getLogger("kafkawire.spark")
 
-#: Largest Arrow batch handed to Spark. A fetch can hold far more records (some brokers ignore the fetch
-#: size); slicing is zero-copy and keeps each batch Spark deserialises at a few MB.
+#: Largest Arrow batch handed to Spark (Spark's own default, spark.sql.execution.arrow.maxRecordsPerBatch,
+#: is 10 000). A fetch can hold far more records (some brokers ignore the fetch size); slicing is
+#: zero-copy and lets the JVM start on one batch while the next is built. benchmarks/bench_spark.py,
+#: 500k x 100 B, best of 3: one batch per fetch 3.64 s wall; 32 768 rows 2.60 s; 8 192 rows 2.34 s.
 ARROW_BATCH_ROWS = 1 << 13
 
 HEADERS_SPARK_TYPE = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))

@@ -155,9 +155,12 @@ def test_consume_start_positions_and_limits(filled: str, tmp_path: Path) -> None
     assert _consume_values(tmp_path, filled, "-p", "1", "--print-key", "--separator", "|", "-n", "1") == [b"|b0"]
 
 
-def test_consume_parquet(filled: str, tmp_path: Path) -> None:
+def test_consume_parquet(filled: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "out.parquet"
+    capsys.readouterr()
     assert main(["consume", filled, "--format", "parquet", "--output", str(out), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "15/15" in err and "records" in err  # the tqdm bar reached the end offsets it was given
     table = pq.read_table(out)
     assert table.num_rows == 15
     assert table.column_names[:6] == ["partition", "offset", "timestamp", "timestamp_type", "key", "value"]
