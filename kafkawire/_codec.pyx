@@ -331,7 +331,7 @@ def _buffer_pool(limit=None):
 
 def _pool_limit_from_env():
     # KAFKAWIRE_BUFFER_POOL=<bytes> sets the cap at import (0 turns recycling off), e.g. on memory-tight
-    # Spark executors; the default keeps up to 512 MiB of released decode buffers.
+    # Spark executors; the default keeps up to 256 MiB of released decode buffers.
     import os
 
     value = os.environ.get("KAFKAWIRE_BUFFER_POOL", "")

@@ -35,7 +35,7 @@ typedef struct {
 static kw_pool_block kw_pool_free[KW_POOL_SLOTS];
 static int kw_pool_count = 0;
 static size_t kw_pool_bytes = 0;
-static size_t kw_pool_limit = (size_t)512 << 20;
+static size_t kw_pool_limit = (size_t)256 << 20;
 
 static void kw_pool_evict_oldest(void) {
     free(kw_pool_free[0].ptr);
