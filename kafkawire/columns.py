@@ -103,7 +103,24 @@ class BinaryColumn:
     @classmethod
     def from_pylist(cls, items: Sequence[bytes | bytearray | memoryview | str | None]) -> BinaryColumn:
         """Build a column from Python byte strings (``str`` is UTF-8 encoded; ``None`` is null)."""
+        items = list(items)
         n = len(items)
+        valid_mask: np.ndarray | None = None
+        if None in items:
+            valid_mask = np.fromiter((x is not None for x in items), dtype=bool, count=n)
+            items = [b"" if x is None else x for x in items]
+        # Fast path (C loops only: map/set/join/fromiter): every element already bytes or bytearray.
+        if set(map(type, items)) <= {bytes, bytearray}:
+            lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            if offsets[-1] > 0x7FFFFFFF:
+                raise ValueError("binary column larger than 2 GiB")
+            joined = b"".join(items)
+            data = np.frombuffer(joined, dtype=np.uint8) if joined else np.zeros(0, dtype=np.uint8)
+            return cls(offsets.astype(np.int32), data, valid_mask)
+        if valid_mask is not None:
+            items = [None if not ok else x for x, ok in zip(items, valid_mask.tolist())]
         offsets = np.zeros(n + 1, dtype=np.int64)
         valid = np.ones(n, dtype=bool)
         chunks: list[bytes] = []
