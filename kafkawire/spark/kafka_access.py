@@ -9,15 +9,14 @@ runs them in others.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..client import Client
 from ..columns import RecordColumns
 from ..protocol.errors import OffsetOutOfRangeError
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
@@ -74,21 +73,6 @@ def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def _client_class() -> Any:
-    """The client class: :class:`kafkawire.Client`, or ``module:Class`` from ``KAFKAWIRE_SPARK_CLIENT``.
-
-    The override exists for tests and benchmarks that need to put another implementation of the same
-    API under the data source; it is read in every process (driver and executors alike).
-    """
-    spec = os.environ.get("KAFKAWIRE_SPARK_CLIENT")
-    if spec:
-        module, _, name = spec.partition(":")
-        return getattr(importlib.import_module(module), name or "Client")
-    from ..client import Client
-
-    return Client
-
-
 class KafkaAccess:
     """A lazily connected view of a Kafka cluster, sized for what one Spark task or planner does."""
 
@@ -105,7 +89,7 @@ class KafkaAccess:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = _client_class()(self.kafka_params["bootstrap.servers"], **client_kwargs(self.kafka_params))
+            self._client = Client(self.kafka_params["bootstrap.servers"], **client_kwargs(self.kafka_params))
         return self._client
 
     def close(self) -> None:

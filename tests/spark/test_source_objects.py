@@ -86,3 +86,35 @@ def test_client_kwargs_from_kafka_options(caplog):
     assert client_kwargs({"bootstrap.servers": "h:1"}) == {"client_id": "kafkawire-spark"}
     with pytest.raises(InvalidOptionError, match="Invalid value soon for configuration request.timeout.ms"):
         client_kwargs({"request.timeout.ms": "soon"})
+
+
+def test_read_slices_large_fetches_into_arrow_batches(monkeypatch):
+    import numpy as np
+    import pyarrow as pa
+
+    import kafkawire
+    from kafkawire.spark import source as src
+    from kafkawire.spark.planning import OffsetRange
+
+    n = 3 * src.ARROW_BATCH_ROWS + 5
+    cols = kafkawire.decode_records(
+        kafkawire.encode_records([b"%d" % i for i in range(n)], timestamps=np.arange(n), base_offset=100)
+    )
+
+    def fake_fetch_range(self, topic, partition, start, end, **kwargs):
+        assert (topic, partition, start, end) == ("t", 2, 101, 100 + n)
+        yield cols, 1, n  # the fetch began one record before the range
+
+    monkeypatch.setattr(KafkaAccess, "fetch_range", fake_fetch_range)
+    ds = source()
+    reader = ds.reader(ds.schema())
+    batches = list(reader.read(src.KafkaInputPartition(OffsetRange("t", 2, 101, 100 + n))))
+    assert all(b.num_rows <= src.ARROW_BATCH_ROWS for b in batches) and len(batches) == 4
+    table = pa.Table.from_batches(batches)
+    assert table.column("offset").to_pylist() == list(range(101, 100 + n))
+    assert table.column("value").to_pylist() == [b"%d" % i for i in range(1, n)]
+    assert set(table.column("partition").to_pylist()) == {2}
+    # Spark's placeholder partition (nothing to read) yields nothing
+    from pyspark.sql.datasource import InputPartition
+
+    assert list(reader.read(InputPartition(None))) == []
