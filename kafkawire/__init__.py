@@ -36,8 +36,24 @@ decode_varlong = _impl.impl.decode_varlong
 encode_unsigned_varint = _impl.impl.encode_unsigned_varint
 decode_unsigned_varint = _impl.impl.decode_unsigned_varint
 
+_LAZY = {"Client": "client", "Consumer": "client", "Producer": "client"}
+
+
+def __getattr__(name: str) -> object:
+    # The client (and the protocol layer under it) loads on first use: `import kafkawire` for the codec
+    # alone stays cheap, while `kafkawire.Client` works as the issue-level public name.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'kafkawire' has no attribute {name!r}")
+
+
 __all__ = [
     "BinaryColumn",
+    "Client",
+    "Consumer",
+    "Producer",
     "CODECS",
     "CorruptRecordError",
     "CrcMismatchError",

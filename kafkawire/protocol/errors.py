@@ -38,6 +38,17 @@ class BrokerError(KafkaWireError):
 class UnknownBrokerError(BrokerError):
     """A code not in the table (a newer broker); ``error_for_code`` makes a subclass carrying it."""
 
+    def __reduce__(self):
+        # The generated subclass has no importable name: rebuild it from its code on unpickling, so an
+        # unknown code raised on a Spark executor reaches the driver intact.
+        return (_unknown_error, (self.code, self.message))
+
+
+def _unknown_error(code: int, message: str | None) -> BrokerError:
+    cls = error_for_code(code)
+    assert cls is not None
+    return cls(message)
+
 
 class UnknownServerError(BrokerError):
     """Kafka error -1, UNKNOWN_SERVER_ERROR."""
