@@ -1,7 +1,9 @@
-"""A blocking consumer: manual assignment, or a consumer group (classic protocol, range assignor).
+"""A blocking consumer: manual assignment, or a consumer group (classic protocol; range and round-robin
+assignors).
 
 ``poll()`` returns records as :class:`kafkawire.RecordColumns` per partition. Group membership runs
-inside ``poll()``: it joins (JoinGroup, then SyncGroup; the leader computes the assignment), sends
+inside ``poll()``: it joins (JoinGroup offering one protocol per assignor in ``partition_assignment_strategy``,
+then SyncGroup; the leader computes the assignment with the assignor the coordinator chose), sends
 heartbeats when they are due, rejoins when the coordinator announces a rebalance, and commits positions
 automatically when ``enable_auto_commit`` is on. There is no background thread, so ``poll()`` must be
 called more often than ``session_timeout_ms`` (the Java consumer's ``max.poll.interval.ms`` rule, made
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..columns import RecordColumns
@@ -28,7 +30,7 @@ from ..protocol.errors import (
 )
 from .client import EARLIEST, LATEST, Client, _error
 from .errors import KafkaClientError, KafkaTimeoutError
-from .group import decode_assignment, decode_subscription, encode_assignment, encode_subscription, range_assign
+from .group import ASSIGNORS, decode_assignment, decode_subscription, encode_assignment, encode_subscription
 from .retry import is_retriable
 
 __all__ = ["Consumer", "CommitFailedError"]
@@ -53,6 +55,11 @@ class Consumer:
     ``session_timeout_ms`` / ``rebalance_timeout_ms`` / ``heartbeat_interval_ms``: group timing.
     ``max_bytes`` / ``max_wait_ms`` / ``isolation``: fetch settings. Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
+
+    ``partition_assignment_strategy``: the assignors this member supports, most preferred first, by
+    Java's names (``"range"``, ``"roundrobin"``). The coordinator chooses one that every member offers
+    (each member votes for its most preferred such protocol), so members with different lists can share a
+    group as long as the lists overlap.
     """
 
     def __init__(
@@ -71,8 +78,18 @@ class Consumer:
         partition_max_bytes: int = 1 << 20,
         max_wait_ms: int = 500,
         isolation: str = "read_uncommitted",
+        partition_assignment_strategy: Sequence[str] = ("range", "roundrobin"),
         **client_options: Any,
     ) -> None:
+        if isinstance(partition_assignment_strategy, str):
+            partition_assignment_strategy = (partition_assignment_strategy,)
+        strategies = list(dict.fromkeys(partition_assignment_strategy))  # drop repeats, keep the order
+        unknown = [s for s in strategies if s not in ASSIGNORS]
+        if unknown or not strategies:
+            raise ValueError(
+                f"partition_assignment_strategy must name one or more of {sorted(ASSIGNORS)}, "
+                f"not {list(partition_assignment_strategy)!r}"
+            )
         if client is None:
             if bootstrap_servers is None:
                 raise ValueError("give bootstrap_servers or client")
@@ -96,6 +113,7 @@ class Consumer:
         self.partition_max_bytes = partition_max_bytes
         self.max_wait_ms = max_wait_ms
         self.isolation = isolation
+        self.partition_assignment_strategy = tuple(strategies)
 
         self._subscription: list[str] | None = None
         self._assignment: list[TopicPartition] = []
@@ -196,7 +214,12 @@ class Consumer:
                         rebalance_timeout_ms=self.rebalance_timeout_ms,
                         member_id=self._member_id,
                         protocol_type="consumer",
-                        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription)],
+                        # One protocol per assignor, most preferred first; the subscription is the same
+                        # for each (v0 of ConsumerProtocolSubscription carries no assignor state).
+                        protocols=[
+                            JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=subscription)
+                            for name in self.partition_assignment_strategy
+                        ],
                     )
                     # JoinGroup is answered only when every member has (re)joined: wait for a rebalance.
                     resp = conn.request(
@@ -209,7 +232,7 @@ class Consumer:
                         self._member_id = resp.member_id
                         continue
                     if isinstance(err, (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)):
-                        self._member_id, self._generation = "", -1
+                        self._reset_membership(err)
                         continue
                     if isinstance(err, RebalanceInProgressError):
                         continue
@@ -217,15 +240,18 @@ class Consumer:
                         raise err
                     self._member_id = resp.member_id
                     self._generation = resp.generation_id
+                    # protocol_name is nullable only from v7 on (KIP-559); a coordinator that leaves it out
+                    # can only have chosen among what we offered, so fall back to our first choice.
+                    protocol = resp.protocol_name or self.partition_assignment_strategy[0]
                     assignments = []
                     if resp.leader == resp.member_id:
-                        assignments = self._assign_as_leader(resp.members)
+                        assignments = self._assign_as_leader(protocol, resp.members)
                     sync = SyncGroupRequest(
                         group_id=self.group_id,
                         generation_id=self._generation,
                         member_id=self._member_id,
                         protocol_type="consumer",
-                        protocol_name=resp.protocol_name or "range",
+                        protocol_name=protocol,
                         assignments=assignments,
                     )
                     sresp = conn.request(
@@ -233,7 +259,7 @@ class Consumer:
                     )
                     serr = _error(sresp.error_code, None, f"sync group {self.group_id!r}")
                     if isinstance(serr, (UnknownMemberIdError, IllegalGenerationError)):
-                        self._member_id, self._generation = "", -1
+                        self._reset_membership(serr)
                         continue
                     if isinstance(serr, RebalanceInProgressError):
                         continue
@@ -254,18 +280,37 @@ class Consumer:
             self._init_positions(self._assignment)
             return
 
-    def _assign_as_leader(self, members: list[Any]) -> list[Any]:
+    def _assign_as_leader(self, protocol: str, members: list[Any]) -> list[Any]:
+        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor."""
+        assignor = ASSIGNORS.get(protocol)
+        if assignor is None:
+            # The coordinator must choose among the protocols every member offered, ours included.
+            raise KafkaClientError(f"group {self.group_id!r}: coordinator chose unknown protocol {protocol!r}")
         subscriptions = {m.member_id: decode_subscription(m.metadata) for m in members}
         topics = sorted({t for ts in subscriptions.values() for t in ts})
         meta = self.client._fetch_metadata(topics) if topics else None
         counts = {}
         if meta is not None:
             counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
-        plan = range_assign(subscriptions, counts)
+        plan = assignor(subscriptions, counts)
         return [
             SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=encode_assignment(parts))
             for m, parts in sorted(plan.items())
         ]
+
+    def _reset_membership(self, err: BaseException) -> None:
+        """Forget the generation after ``err``; forget the member id too unless the error was only
+        ILLEGAL_GENERATION.
+
+        ILLEGAL_GENERATION means the group moved on without us but still knows our member id (e.g. a
+        commit raced a rebalance another member's LeaveGroup started). Rejoining under a fresh id would
+        leave the old id in the group, and the coordinator would wait for it to rejoin until the rebalance
+        timeout. The Java consumer keeps the member id in this case for that reason
+        (``AbstractCoordinator.resetStateAndGeneration(reason, shouldResetMemberId=false)``).
+        """
+        if not isinstance(err, IllegalGenerationError):
+            self._member_id = ""
+        self._generation = -1
 
     def _heartbeat(self) -> None:
         if self.group_id is None or self._generation < 0 or self._rejoin:
@@ -294,7 +339,7 @@ class Consumer:
             self._maybe_commit(force=True)
             self._rejoin = True
         elif isinstance(err, (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)):
-            self._member_id, self._generation = "", -1
+            self._reset_membership(err)
             self._rejoin = True
         elif err.retriable:
             client._coordinators.pop(self.group_id, None)
@@ -322,7 +367,7 @@ class Consumer:
         except (RebalanceInProgressError, IllegalGenerationError, UnknownMemberIdError) as e:
             self._rejoin = True
             if isinstance(e, (IllegalGenerationError, UnknownMemberIdError)):
-                self._member_id, self._generation = "", -1
+                self._reset_membership(e)
             raise CommitFailedError(f"commit refused, the group rebalanced: {e}") from e
         self._committed_positions.update(todo)
         self._last_commit = time.monotonic()

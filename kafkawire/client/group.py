@@ -1,4 +1,4 @@
-"""The classic consumer group protocol's embedded payloads and the range assignor.
+"""The classic consumer group protocol's embedded payloads and the range and round-robin assignors.
 
 A consumer joins a group with ``protocol_type="consumer"``; the per-member ``metadata`` (a
 *ConsumerProtocolSubscription*) and the per-member ``assignment`` (a *ConsumerProtocolAssignment*) are
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import ProtocolError
 
@@ -22,6 +22,8 @@ __all__ = [
     "encode_assignment",
     "decode_assignment",
     "range_assign",
+    "roundrobin_assign",
+    "ASSIGNORS",
 ]
 
 _I16 = struct.Struct(">h")
@@ -143,3 +145,39 @@ def range_assign(
                 out[m][topic] = list(range(start, start + k))
             start += k
     return out
+
+
+def roundrobin_assign(
+    subscriptions: Mapping[str, Iterable[str]], partitions_per_topic: Mapping[str, int]
+) -> dict[str, dict[str, list[int]]]:
+    """Kafka's RoundRobinAssignor: every subscribed topic-partition, sorted by topic then partition, is
+    dealt in turn to the members sorted by member id; a member not subscribed to a partition's topic is
+    passed over (the turn moves on to the next member that is).
+
+    With identical subscriptions the members' counts differ by at most one; with different ones the
+    result can be lopsided, exactly as in Java (the dealer does not rebalance). Arguments and result as
+    :func:`range_assign`. Members are ordered by member id only: kafkawire joins without a
+    ``group.instance.id`` (KIP-345), so the static-members-first ordering of Java's assignor never applies.
+    """
+    topics_of = {m: set(ts) for m, ts in subscriptions.items()}
+    members = sorted(topics_of)
+    out: dict[str, dict[str, list[int]]] = {m: {} for m in members}
+    if not members:
+        return out
+    topics = sorted({t for ts in topics_of.values() for t in ts if partitions_per_topic.get(t)})
+    turn = 0  # index into ``members`` of the member whose turn it is
+    for topic in topics:
+        for partition in range(partitions_per_topic[topic]):
+            # Someone subscribes to ``topic`` (it came from the subscriptions), so this ends within a lap.
+            while topic not in topics_of[members[turn]]:
+                turn = (turn + 1) % len(members)
+            out[members[turn]].setdefault(topic, []).append(partition)
+            turn = (turn + 1) % len(members)
+    return out
+
+
+#: Partition assignors by the name a member announces in JoinGroup (the names Java uses).
+ASSIGNORS: dict[str, Callable[[Mapping[str, Iterable[str]], Mapping[str, int]], dict[str, dict[str, list[int]]]]] = {
+    "range": range_assign,
+    "roundrobin": roundrobin_assign,
+}

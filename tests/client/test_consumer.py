@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
+from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as AioRoundRobin
 from confluent_kafka import Consumer as CKConsumer
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as KafkaPythonRoundRobin
 
 from kafkawire.client import Client, Consumer, Producer
+from kafkawire.client.consumer import CommitFailedError
 from kafkawire.client.group import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
     range_assign,
+    roundrobin_assign,
 )
 from kafkawire.errors import ProtocolError
+from kafkawire.protocol import DescribeGroupsRequest
+from kafkawire.protocol.errors import IllegalGenerationError
 
 pytestmark = pytest.mark.broker
 
@@ -28,6 +36,80 @@ def test_range_assignor_matches_kafkas_rules():
     assert plan == {"c1": {"t": [0, 1, 2], "u": [0]}, "c2": {"t": [3, 4], "u": [1]}, "c3": {"t": [5, 6]}}
     assert range_assign({"a": ["t"], "b": ["t"], "c": ["t"]}, {"t": 1}) == {"a": {"t": [0]}, "b": {}, "c": {}}
     assert range_assign({"a": ["missing"]}, {}) == {"a": {}}
+
+
+def test_roundrobin_assignor_matches_kafkas_examples():
+    # The two examples of the RoundRobinAssignor javadoc: identical subscriptions deal evenly...
+    two = roundrobin_assign({"C1": ["t0", "t1"], "C0": ["t0", "t1"]}, {"t0": 3, "t1": 3})
+    assert two == {"C0": {"t0": [0, 2], "t1": [1]}, "C1": {"t0": [1], "t1": [0, 2]}}
+    # ...different ones pass over the members not subscribed to a partition's topic, lopsidedly.
+    subs = {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]}
+    assert roundrobin_assign(subs, {"t0": 1, "t1": 2, "t2": 3}) == {
+        "C0": {"t0": [0]},
+        "C1": {"t1": [0]},
+        "C2": {"t1": [1], "t2": [0, 1, 2]},
+    }
+    # Topics without metadata are skipped; members with nothing still appear; no members, no plan.
+    assert roundrobin_assign({"b": ["t", "gone"], "a": ["t"], "c": ["t"]}, {"t": 2}) == {
+        "a": {"t": [0]},
+        "b": {"t": [1]},
+        "c": {},
+    }
+    assert roundrobin_assign({}, {"t": 3}) == {}
+
+
+def _random_group(rng: random.Random) -> tuple[dict[str, list[str]], dict[str, int]]:
+    topics = [f"t{i}" for i in range(rng.randint(1, 5))]
+    counts = {t: rng.randint(1, 9) for t in topics}
+    members = {
+        f"consumer-{rng.randrange(10**6):06d}": rng.sample(topics, rng.randint(1, len(topics)))
+        for _ in range(rng.randint(1, 6))
+    }
+    return members, counts
+
+
+def _as_plan(assigned: dict) -> dict[str, dict[str, list[int]]]:
+    return {m: {t: list(ps) for t, ps in a} for m, a in assigned.items()}
+
+
+def test_roundrobin_assignor_agrees_with_other_clients_on_random_groups():
+    rng = random.Random(20261122)
+    identical = 0
+    for _ in range(400):
+        subs, counts = _random_group(rng)
+        ours = roundrobin_assign(subs, counts)
+        cluster = SimpleNamespace(
+            partitions_for_topic=lambda t, counts=counts: set(range(counts[t])) if t in counts else None
+        )
+        # aiokafka's copy is kafka-python 2.0's assignor, itself a port of Java's RoundRobinAssignor.
+        aio = AioRoundRobin.assign(cluster, {m: SimpleNamespace(subscription=ts) for m, ts in subs.items()})
+        assert ours == _as_plan({m: a.assignment for m, a in aio.items()}), (subs, counts)
+        if len({frozenset(ts) for ts in subs.values()}) == 1:
+            # kafka-python 3.0.12 rewrote the member loop and crashes (KeyError on a tuple) whenever it has
+            # to pass over an unsubscribed member, so it is compared only where nobody is passed over.
+            identical += 1
+            members = [
+                SimpleNamespace(member_id=m, group_instance_id=None, metadata=SimpleNamespace(topics=ts))
+                for m, ts in subs.items()
+            ]
+            kp = KafkaPythonRoundRobin.assign(cluster, members)
+            assert ours == _as_plan({m: a.assigned_partitions for m, a in kp.items()}), (subs, counts)
+        # Every subscribed partition goes to exactly one member subscribed to its topic.
+        dealt = sorted((t, p) for m, plan in ours.items() for t, ps in plan.items() for p in ps)
+        assert dealt == sorted((t, p) for t in {t for ts in subs.values() for t in ts} for p in range(counts[t]))
+        assert all(t in subs[m] for m, plan in ours.items() for t in plan)
+    assert identical > 50  # the kafka-python comparison really ran
+
+
+def test_partition_assignment_strategy_is_validated():
+    with pytest.raises(ValueError, match="sticky"):
+        Consumer("127.0.0.1:1", group_id="g", partition_assignment_strategy=("range", "sticky"))
+    with pytest.raises(ValueError):
+        Consumer("127.0.0.1:1", group_id="g", partition_assignment_strategy=())
+    with Consumer("127.0.0.1:1", group_id="g") as cons:
+        assert cons.partition_assignment_strategy == ("range", "roundrobin")
+    with Consumer("127.0.0.1:1", group_id="g", partition_assignment_strategy="roundrobin") as cons:
+        assert cons.partition_assignment_strategy == ("roundrobin",)
 
 
 def test_consumer_protocol_payloads_roundtrip_and_reject_forgeries():
@@ -114,55 +196,232 @@ def test_group_consumer_commits_and_a_successor_resumes(request, kind, topic_nam
         assert _drain(cons, 1) == [b"new"]
 
 
-def test_two_members_split_the_partitions_and_read_everything_once(noida, topic_name):
+_GROUP_OPTS = {
+    "session_timeout_ms": 6000,
+    "heartbeat_interval_ms": 200,
+    "auto_offset_reset": "earliest",
+    "auto_commit_interval_ms": 200,
+}
+
+
+class _Member:
+    """A group consumer polling on its own thread (JoinGroup blocks until every member has rejoined, so
+    members of one group cannot share a thread). The main thread reads its snapshots."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, strategy: tuple[str, ...]) -> None:
+        self.consumer = Consumer(bootstrap, group_id=group, partition_assignment_strategy=strategy, **_GROUP_OPTS)
+        self.consumer.subscribe([topic])
+        self.seen: list[tuple[int, bytes]] = []  # (partition, value) in the order read
+        self.assignment: list[int] = []
+        self.member_id = ""
+        self.generation = -1
+        self.error: BaseException | None = None
+        self.paused = threading.Event()  # set by the test: stop polling (heartbeats stop too)
+        self.idle = threading.Event()  # set by the member: no poll() is under way any more
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.is_set():
+                if self.paused.is_set():
+                    self.idle.set()
+                    time.sleep(0.02)
+                    continue
+                for (_, p), cols in self.consumer.poll(200).items():
+                    self.seen += [(p, v) for v in cols.value]
+                self.assignment = sorted(p for _, p in self.consumer.assignment())
+                self.member_id, self.generation = self.consumer.member_id, self.consumer.generation
+        except BaseException as e:  # surfaced by the test through _wait_for / stop()
+            self.error = e
+        finally:
+            self.consumer.close()  # commits the positions, then LeaveGroup
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(30)
+        assert not self.thread.is_alive()
+        if self.error is not None:
+            raise self.error
+
+
+def _wait_for(what: str, cond, members: list[_Member], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        for m in members:
+            if m.error is not None:
+                raise m.error
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _group_protocol(bootstrap: str, group: str) -> str:
+    """The assignor the coordinator chose for ``group`` (DescribeGroups' protocol_data)."""
+    with Client(bootstrap) as c:
+        with c._lock:
+            conn = c._coordinator(group)
+            resp = conn.request(DescribeGroupsRequest(groups=[group]), conn.version_for(DescribeGroupsRequest))
+    return resp.groups[0].protocol_data
+
+
+def _produce_evenly(bootstrap: str, topic: str, tag: str, per_partition: int, partitions: int = 4) -> set:
+    """``per_partition`` records into each partition; returns {(partition, value)}."""
+    out = set()
+    with Client(bootstrap) as c:
+        for p in range(partitions):
+            values = [f"{tag}-p{p}-{i}".encode() for i in range(per_partition)]
+            c.produce(topic, values, partition=p)
+            out |= {(p, v) for v in values}
+    return out
+
+
+def _settled(members: list[_Member], want: dict[int, list[int]]):
+    """A condition: the members (in member-id order) hold ``want``, all of one generation."""
+
+    def cond() -> bool:
+        if any(m.generation < 0 for m in members) or len({m.generation for m in members}) != 1:
+            return False
+        ordered = sorted(members, key=lambda m: m.member_id)
+        return {i: m.assignment for i, m in enumerate(ordered)} == want
+
+    return cond
+
+
+# Two members on four partitions: range gives the first member (by id) a contiguous half, roundrobin
+# deals alternately. The default preference list puts range first, so the coordinator chooses range.
+_SPLITS = {
+    ("range", "roundrobin"): ("range", {0: [0, 1], 1: [2, 3]}),
+    ("roundrobin",): ("roundrobin", {0: [0, 2], 1: [1, 3]}),
+    ("roundrobin", "range"): ("roundrobin", {0: [0, 2], 1: [1, 3]}),
+}
+
+
+@pytest.mark.parametrize("strategy", list(_SPLITS), ids="+".join)
+def test_two_members_split_the_partitions_and_read_everything_once(noida, topic_name, strategy):
     topic, group = topic_name(), topic_name("g")
-    n = 400
+    protocol, want = _SPLITS[strategy]
     with Client(noida.bootstrap) as c:
         c.create_topics({topic: 4})
-    opts = {
-        "session_timeout_ms": 6000,
-        "heartbeat_interval_ms": 200,
-        "auto_offset_reset": "earliest",
-        "auto_commit_interval_ms": 200,
-    }
-    seen: dict[str, list[bytes]] = {"a": [], "b": []}
-    assignments: dict[str, list] = {}
-    stop = threading.Event()
-
-    def member(name: str, start_delay: float) -> None:
-        time.sleep(start_delay)
-        with Consumer(noida.bootstrap, group_id=group, **opts) as cons:
-            cons.subscribe([topic])
-            while not stop.is_set():
-                for cols in cons.poll(200).values():
-                    seen[name] += list(cols.value)
-                assignments[name] = cons.assignment()
-
-    threads = [threading.Thread(target=member, args=("a", 0)), threading.Thread(target=member, args=("b", 1.0))]
-    for t in threads:
-        t.start()
+    members = [_Member(noida.bootstrap, group, topic, strategy)]
     try:
-        time.sleep(1.5)
-        with Producer(noida.bootstrap, linger_ms=0) as prod:
-            for i in range(n):
-                prod.send(topic, f"m{i}".encode(), key=f"key{i}".encode())
-                if i % 50 == 0:
-                    time.sleep(0.1)
-        deadline = time.monotonic() + 30
-        while len(seen["a"]) + len(seen["b"]) < n and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
+        _wait_for("the first member's assignment", _settled(members, {0: [0, 1, 2, 3]}), members)
+        members.append(_Member(noida.bootstrap, group, topic, strategy))
+        _wait_for(f"the {protocol} split", _settled(members, want), members)
+        assert _group_protocol(noida.bootstrap, group) == protocol
+        sent = _produce_evenly(noida.bootstrap, topic, "m", 100)
+        _wait_for("every record", lambda: sum(len(m.seen) for m in members) >= len(sent), members)
+        time.sleep(0.5)  # room for a duplicate to show up
         # Snapshot before stopping: once one member leaves, the other rightly takes all four.
-        final = {name: list(a) for name, a in assignments.items()}
+        for m in members:
+            assert m.seen and {p for p, _ in m.seen} <= set(m.assignment)
+        everything = [r for m in members for r in m.seen]
     finally:
-        stop.set()
-        for t in threads:
-            t.join(30)
-    everything = seen["a"] + seen["b"]
-    assert sorted(everything) == sorted(f"m{i}".encode() for i in range(n))  # each exactly once
-    assert len(final["a"]) == 2 and len(final["b"]) == 2
-    assert set(final["a"]).isdisjoint(final["b"])
-    assert seen["a"] and seen["b"]
+        for m in members:
+            m.stop()
+    assert sorted(everything) == sorted(sent)  # each exactly once
+
+
+def test_members_with_different_preferences_use_the_assignor_both_offer(noida, topic_name):
+    # The first member prefers roundrobin but the second offers only range: range is the only protocol
+    # every member supports, so the coordinator must choose it, and the leader must assign with it.
+    topic, group = topic_name(), topic_name("g")
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 4})
+    members = [_Member(noida.bootstrap, group, topic, ("roundrobin", "range"))]
+    try:
+        _wait_for("the first member's assignment", _settled(members, {0: [0, 1, 2, 3]}), members)
+        assert _group_protocol(noida.bootstrap, group) == "roundrobin"  # alone, it gets its first choice
+        members.append(_Member(noida.bootstrap, group, topic, ("range",)))
+        _wait_for("the range split", _settled(members, {0: [0, 1], 1: [2, 3]}), members)
+        assert _group_protocol(noida.bootstrap, group) == "range"
+    finally:
+        for m in members:
+            m.stop()
+
+
+def test_a_leaving_members_partitions_are_taken_over_from_its_commits(noida, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 4})
+    stays = _Member(noida.bootstrap, group, topic, ("roundrobin",))
+    members = [stays]
+    try:
+        _wait_for("the first member's assignment", _settled(members, {0: [0, 1, 2, 3]}), members)
+        leaves = _Member(noida.bootstrap, group, topic, ("roundrobin",))
+        members.append(leaves)
+        _wait_for("the roundrobin split", _settled(members, {0: [0, 2], 1: [1, 3]}), members)
+        first = _produce_evenly(noida.bootstrap, topic, "first", 50)
+        _wait_for("the first batch", lambda: len(stays.seen) + len(leaves.seen) >= len(first), members)
+        theirs = set(leaves.assignment)
+        assert {p for p, _ in leaves.seen} == theirs and {p for p, _ in stays.seen} == set(stays.assignment)
+
+        # The leaving member stops reading, more records arrive on its partitions (and the others), then
+        # it closes: it commits only what it read and sends LeaveGroup.
+        leaves.paused.set()
+        assert leaves.idle.wait(5)
+        second = _produce_evenly(noida.bootstrap, topic, "second", 50)
+        generation = stays.generation
+        leaves.stop()
+        with Client(noida.bootstrap) as c:
+            committed = c.committed(group, [(topic, p) for p in sorted(theirs)])
+        assert {tp[1]: o.offset for tp, o in committed.items()} == {p: 50 for p in theirs}
+
+        # LeaveGroup triggers a rebalance at once (no session timeout to wait out): the remaining member
+        # takes all four partitions and resumes the leaver's at its committed offsets. (noida refuses the
+        # remaining member's auto-commits racing that rebalance with ILLEGAL_GENERATION, see the next test:
+        # its own positions live on in memory, so nothing is re-read.)
+        _wait_for("the takeover", lambda: stays.assignment == [0, 1, 2, 3], members, timeout=10)
+        assert stays.generation > generation
+        _wait_for(
+            "the second batch",
+            lambda: len(stays.seen) + len(leaves.seen) >= len(first) + len(second),
+            members,
+        )
+        time.sleep(0.5)  # room for a duplicate to show up
+    finally:
+        for m in members:
+            if m.thread.is_alive():
+                m.stop()
+    everything = stays.seen + leaves.seen
+    assert sorted(everything) == sorted(first | second)  # nothing lost, nothing read twice
+    assert {r for r in stays.seen if r[0] in theirs} == {r for r in second if r[0] in theirs}
+    assert len(stays.assignment) == 4
+
+
+def test_a_member_refused_with_illegal_generation_rejoins_under_its_id(noida, topic_name):
+    # noida quirk: right after one member's LeaveGroup it answers ILLEGAL_GENERATION to a commit of the
+    # current generation (Kafka's coordinator accepts it while the rebalance is only being prepared). The
+    # refused member must rejoin under the same member id: under a new one, the coordinator would wait
+    # for the old id to rejoin until the rebalance timeout (20 s here) before completing the rebalance.
+    topic, group = topic_name(), topic_name("g")
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 2})
+    opts = {**_GROUP_OPTS, "enable_auto_commit": False, "rebalance_timeout_ms": 20_000}
+    with Consumer(noida.bootstrap, group_id=group, **opts) as stays:
+        stays.subscribe([topic])
+        stays.poll(100)
+        leaves = Consumer(noida.bootstrap, group_id=group, **opts)
+        leaves.subscribe([topic])
+        joining = threading.Thread(target=leaves.poll, args=(100,))
+        joining.start()
+        deadline = time.monotonic() + 20
+        while joining.is_alive() or stays.generation != leaves.generation:
+            assert time.monotonic() < deadline, "the second member did not join"
+            stays.poll(50)
+        assert len(stays.assignment()) == 1
+        member_id = stays.member_id
+        leaves.close()
+        try:
+            stays.commit({(topic, 0): 0})
+        except CommitFailedError as e:
+            assert isinstance(e.__cause__, IllegalGenerationError)
+        assert stays.member_id == member_id
+        start = time.monotonic()
+        while len(stays.assignment()) < 2:
+            assert time.monotonic() - start < 5, "the rebalance waited for a member id that no longer exists"
+            stays.poll(50)
+        assert stays.member_id == member_id
 
 
 def test_group_offsets_are_shared_with_librdkafka(noida, topic_name):
