@@ -15,7 +15,7 @@ ROOT="$PWD"
 PY="${PY:-$ROOT/.venv/bin/python}"
 TOTAL="${1:-3600}"; shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(records legacy v2 decompress protocol)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(records legacy v2 decompress protocol group)
 SLICE="${FUZZ_SLICE:-240}"
 EXT="$ROOT/build/fuzz-asan"
 
