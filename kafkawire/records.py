@@ -82,6 +82,8 @@ def decode_records(
         raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
     if isinstance(data, memoryview) and not data.c_contiguous:
         data = data.tobytes()
+    if fetch_offset is not None and not -(2**63) <= int(fetch_offset) < 2**63:
+        raise ValueError(f"fetch_offset out of int64 range: {fetch_offset}")
     read_committed = isolation == "read_committed"
     aborted = _aborted_list(aborted_transactions) if read_committed else []
     return _impl.impl.decode(

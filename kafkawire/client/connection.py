@@ -44,6 +44,8 @@ _I32 = struct.Struct(">i")
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 # Read in chunks of at most this much at a time: recv_into of a huge span on a TLS socket is capped anyway.
+#: First receive buffer; it doubles as bytes arrive, up to the announced size.
+_RECV_INITIAL = 1 << 20
 _RECV_CHUNK = 4 * 1024 * 1024
 
 
@@ -301,15 +303,20 @@ class BrokerConnection:
         self._ready[expected] = body
 
     def _recv_exact(self, sock: socket.socket, n: int, deadline: float) -> bytearray:
-        buf = bytearray(n)
-        view = memoryview(buf)
+        # The buffer grows (doubling) with the bytes that actually arrive, not with the size the peer
+        # announced: a forged size within max_response_bytes followed by silence costs what was sent,
+        # not the announced amount (docs/SECURITY.md).
+        buf = bytearray(min(n, _RECV_INITIAL))
         got = 0
         while got < n:
+            if got == len(buf):
+                buf.extend(bytes(min(n, 2 * len(buf)) - len(buf)))
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
             sock.settimeout(remaining)
-            k = sock.recv_into(view[got : got + _RECV_CHUNK])
+            with memoryview(buf) as view:
+                k = sock.recv_into(view[got : min(len(buf), got + _RECV_CHUNK)])
             if k == 0:
                 raise KafkaConnectionError(
                     f"{self.host}:{self.port} closed the connection "

@@ -54,7 +54,10 @@ class _Reader:
         n = self.i16()
         if n < 0:
             raise ProtocolError("null string in consumer protocol payload")
-        return self._take(n).decode("utf-8")
+        try:
+            return self._take(n).decode("utf-8")
+        except UnicodeDecodeError as exc:  # a hostile member's payload: a protocol error, not a crash
+            raise ProtocolError(f"invalid UTF-8 in consumer protocol payload: {exc}") from None
 
     def count(self) -> int:
         n = self.i32()
