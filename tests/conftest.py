@@ -14,7 +14,7 @@ How the suite selects implementations
   took over; this check is what keeps CI from doing the same.
 * Without that variable (a developer checkout that has not run ``setup.py build_ext --inplace``), tests
   that need both implementations parametrise only over the ones that import; there is deliberately no
-  a skip for a missing compiled module. Differential tests then compare the reference with itself,
+  no skip for a missing compiled module. Differential tests then compare the reference with itself,
   which still checks that it is deterministic (same bytes twice, same exception class twice).
 
 Hypothesis profiles: ``default`` (fast, used locally and in the normal CI job) and ``thorough``
