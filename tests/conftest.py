@@ -13,7 +13,7 @@ How the suite selects implementations
   once ran 6x slower for months because its extension silently failed to build and the pure fallback
   took over; this check is what keeps CI from doing the same.
 * Without that variable (a developer checkout that has not run ``setup.py build_ext --inplace``), tests
-  that need both implementations parametrise only over the ones that import; there is deliberately no
+  that need both implementations parametrise only over the ones that import; there is deliberately
   no skip for a missing compiled module. Differential tests then compare the reference with itself,
   which still checks that it is deterministic (same bytes twice, same exception class twice).
 
