@@ -23,7 +23,7 @@ import numpy as np
 from . import _impl
 from .columns import BinaryColumn, RecordColumns, as_binary_column
 
-__all__ = ["decode_records", "encode_records", "CODECS", "codec_id"]
+__all__ = ["decode_records", "encode_records", "record_columns", "CODECS", "codec_id"]
 
 #: Compression codec ids as stored in attribute bits 0-2.
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -113,6 +113,24 @@ def _headers_columns(
     return offsets, BinaryColumn.from_pylist(hkeys), BinaryColumn.from_pylist(hvals)
 
 
+def record_columns(
+    values: Any, keys: Any = None, timestamps: Any = None
+) -> tuple[BinaryColumn, BinaryColumn | None, np.ndarray]:
+    """Normalise record inputs once: values and keys to :class:`BinaryColumn` (keys None = all null),
+    timestamps to an int64 array of the same length (default: now, in ms). Shared by
+    :func:`encode_records` and the client's ``produce``."""
+    vcol = as_binary_column(values)
+    n = len(vcol)
+    kcol = None if keys is None else as_binary_column(keys, n)
+    if timestamps is None:
+        ts = np.full(n, int(time.time() * 1000), dtype=np.int64)
+    else:
+        ts = np.ascontiguousarray(timestamps, dtype=np.int64)
+        if ts.shape != (n,):
+            raise ValueError(f"timestamps has shape {ts.shape}, expected ({n},)")
+    return vcol, kcol, ts
+
+
 def encode_records(
     values: Any,
     keys: Any = None,
@@ -140,17 +158,10 @@ def encode_records(
     codec = codec_id(compression)
     if codec == 4 and magic < 2:
         raise ValueError("zstd needs magic 2 (Kafka 2.1+)")
-    vcol = as_binary_column(values)
+    vcol, kcol, ts = record_columns(values, keys, timestamps)
     n = len(vcol)
     if n == 0:
         raise ValueError("cannot encode an empty batch")
-    kcol = None if keys is None else as_binary_column(keys, n)
-    if timestamps is None:
-        ts = np.full(n, int(time.time() * 1000), dtype=np.int64)
-    else:
-        ts = np.ascontiguousarray(timestamps, dtype=np.int64)
-        if ts.shape != (n,):
-            raise ValueError(f"timestamps has shape {ts.shape}, expected ({n},)")
     hoffs, hkeys, hvals = _headers_columns(headers, n)
     if hoffs is not None and magic < 2:
         raise ValueError("record headers need magic 2")

@@ -55,57 +55,44 @@ def _encode_unsigned(u: int) -> bytes:
     return bytes(out)
 
 
+def _read_unsigned(buf: Any, pos: int, end: int, last_shift: int, last_max: int, what: str) -> tuple[int, int]:
+    """Read an unsigned varint of at most ``last_shift // 7 + 1`` bytes; the last byte may carry at most
+    ``last_max`` (the bits left of the width), else it is overlong or overflows: CorruptRecordError."""
+    if pos >= end:
+        raise CorruptRecordError(f"{what} runs past the end of its buffer")
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        if pos >= end:
+            raise CorruptRecordError(f"{what} runs past the end of its buffer")
+        b = buf[pos]
+        pos += 1
+        if shift == last_shift:
+            if b > last_max:
+                raise CorruptRecordError(f"{what} longer than {last_shift // 7 + 1} bytes or overflowing")
+            return result | (b << last_shift), pos
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+
+
 def read_uvarint32(buf: Any, pos: int, end: int) -> tuple[int, int]:
     """Read an unsigned 32-bit varint from ``buf[pos:end]``: ``(value, new_pos)``.
 
     At most 5 bytes; the 5th may only carry the top 4 bits (``<= 0x0F``), else the value overflows
     (or the varint is longer than 5 bytes): :class:`CorruptRecordError`.
     """
-    if pos >= end:
-        raise CorruptRecordError("varint runs past the end of its buffer")
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
-        if pos >= end:
-            raise CorruptRecordError("varint runs past the end of its buffer")
-        b = buf[pos]
-        pos += 1
-        if shift == 28:
-            if b > 0x0F:
-                raise CorruptRecordError("varint longer than 5 bytes or overflowing 32 bits")
-            return result | (b << 28), pos
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
+    return _read_unsigned(buf, pos, end, 28, 0x0F, "varint")
 
 
 def _read_uvarint64(buf: Any, pos: int, end: int) -> tuple[int, int]:
-    if pos >= end:
-        raise CorruptRecordError("varlong runs past the end of its buffer")
-    b = buf[pos]
-    if b < 0x80:
-        return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
-        if pos >= end:
-            raise CorruptRecordError("varlong runs past the end of its buffer")
-        b = buf[pos]
-        pos += 1
-        if shift == 63:
-            if b > 0x01:
-                raise CorruptRecordError("varlong longer than 10 bytes or overflowing 64 bits")
-            return result | (b << 63), pos
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
+    # At most 10 bytes; the 10th may only carry bit 63.
+    return _read_unsigned(buf, pos, end, 63, 0x01, "varlong")
 
 
 def read_varint(buf: Any, pos: int, end: int) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import BinaryColumn, RecordColumns, as_binary_column
+from ..columns import BinaryColumn, RecordColumns
 from ..protocol import (
     CreateTopicsRequest,
     DeleteTopicsRequest,
@@ -47,7 +47,7 @@ from ..protocol.errors import (
     UnknownTopicOrPartitionError,
     error_for_code,
 )
-from ..records import encode_records
+from ..records import encode_records, record_columns
 from .connection import DEFAULT_MAX_RESPONSE_BYTES, BrokerConnection, PendingResponse
 from .errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailableError, ProduceFailedError
 from .partitioner import Partitioner
@@ -578,15 +578,8 @@ class Client:
         """
         if acks not in (-1, 0, 1):
             raise ValueError(f"acks must be -1, 0 or 1, not {acks!r}")
-        vcol = as_binary_column(values)
+        vcol, kcol, ts = record_columns(values, keys, timestamps)
         n = len(vcol)
-        kcol = None if keys is None else as_binary_column(keys, n)
-        if timestamps is None:
-            ts = np.full(n, int(time.time() * 1000), dtype=np.int64)
-        else:
-            ts = np.ascontiguousarray(timestamps, dtype=np.int64)
-            if ts.shape != (n,):
-                raise ValueError(f"timestamps has shape {ts.shape}, expected ({n},)")
         if headers is not None and len(headers) != n:
             raise ValueError(f"headers has {len(headers)} entries, expected {n}")
         result = ProduceResult(
