@@ -55,6 +55,13 @@ cdef extern from "kw_wire.h" nogil:
         uint8_t *hv_null
         int64_t rec_cap
         int64_t hdr_cap
+        int64_t key_cap
+        int64_t val_cap
+        int64_t hk_cap
+        int64_t hv_cap
+        size_t stop_pos
+        int64_t need_key
+        int64_t need_val
         int64_t n
         int64_t key_len
         int64_t val_len
@@ -77,6 +84,8 @@ cdef extern from "kw_wire.h" nogil:
     int KW_COPY_SLACK
     int KW_CORRUPT
     int KW_NEED_HEADERS
+    int KW_NEED_SPACE
+    void kw_v2_data_sizes(const uint8_t *p, size_t len, int32_t count, int64_t *key_bytes, int64_t *val_bytes)
     int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t count, const kw_batch_ctx *b,
                             const char **err)
 

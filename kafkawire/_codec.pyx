@@ -5,11 +5,15 @@ Same functions and results as the pure-Python reference ``kafkawire._pure.codec`
 throughput:
 
 * ``decode`` makes two passes over the fetched bytes. The first walks the entry headers: it checks
-  framing, codecs and record counts against the bytes present, runs the read-committed filter and
-  decompresses compressed batches (keeping their buffers). That gives the exact record count of the
-  magic-2 batches and an upper bound on key/value/header bytes, so every output column is allocated once.
-  The second pass checks each batch's CRC32C and, while its bytes are still in cache, fills the columns
-  with raw pointers and short copies (no Python object per record), without the GIL for large batches.
+  framing, codecs and record counts against the bytes present and runs the read-committed filter. That
+  gives the exact record count of uncompressed batches and an upper bound on their key/value/header
+  bytes. The first compressed batch is inflated right away (and kept for pass 2): its ratio sizes the
+  reservation of every other compressed entry (at most ``MAX_INFLATE_GUESS`` times its compressed
+  size). The output columns are allocated once from that. The second pass checks each batch's CRC32C and, while its
+  bytes are still in cache, fills the columns with raw pointers and short copies (no Python object per
+  record), without the GIL for large batches. A compressed entry is inflated right there, parsed from
+  the cache and dropped before the next one (one decompressed section alive at a time); when it inflates
+  past its reservation the columns grow, at least doubling.
   An error found by the first pass is raised only after the second pass has decoded every entry before
   it (and after the CRC of its own entry), so the exception class is the one a front-to-back decoder
   (the reference) raises.
@@ -84,6 +88,15 @@ cdef enum:
 cdef enum:
     MIN_V2_RECORD = 7
     MIN_LEGACY_ENTRY = 26
+
+# Pass 1 inflates only the first compressed batch of a fetch; every other compressed entry gets a
+# reservation of its compressed size times that batch's ratio (plus 1/8), or INFLATE_GUESS times before a
+# ratio is known, never more than MAX_INFLATE_GUESS times. Pass 2 grows the columns (at least doubling)
+# when an entry inflates to more. The reservation is a small multiple of the input, whatever the payloads
+# claim: data compressed better than MAX_INFLATE_GUESS pays for a few copies instead.
+cdef enum:
+    INFLATE_GUESS = 4
+    MAX_INFLATE_GUESS = 16
 
 cdef enum:
     KIND_V2 = 0
@@ -265,6 +278,8 @@ cdef struct Entry:
     Py_ssize_t sec_len
     int32_t count         # v2: recordsCount
     int8_t kind
+    int8_t codec          # compressed entries: ``sec`` is the compressed payload, inflated in pass 2
+    int8_t magic
 
 
 cdef struct LegacyMsg:
@@ -343,6 +358,13 @@ def _pool_limit_from_env():
 
 
 _pool_limit_from_env()
+
+
+cdef cnp.ndarray _regrow(cnp.ndarray old, int64_t n, int64_t used, int typenum, Py_ssize_t itemsize, bint zeroed):
+    """A larger array of ``n`` items holding the first ``used`` items of ``old`` (zero-filled tail if asked)."""
+    cdef cnp.ndarray new = _zeros(n, typenum) if zeroed else _pooled(n, typenum, itemsize)
+    memcpy(cnp.PyArray_DATA(new), cnp.PyArray_DATA(old), <size_t>(used * itemsize))
+    return new
 
 
 cdef inline cnp.ndarray _zeros(Py_ssize_t n, int typenum):
@@ -486,7 +508,7 @@ cdef class _Decoder:
     cdef int64_t fetch_offset
     cdef Entry *entries
     cdef Py_ssize_t n_entries, cap_entries
-    cdef list keep  # decompressed buffers referenced by entries
+    cdef object inflated  # the decompressed section being parsed (one at a time)
     # read-committed state (Java's CompletedFetch): next aborted entry, producers in an aborted range
     cdef bint read_committed
     cdef list aborted
@@ -494,6 +516,11 @@ cdef class _Decoder:
     cdef set aborted_pids
     # sizing from pass 1
     cdef int64_t rec_bound, bytes_bound, batch_bound
+    cdef int64_t guess_bytes  # the part of bytes_bound that is reservations for compressed entries
+    cdef double ratio  # inflated / compressed size of the first compressed batch (0: none seen yet)
+    cdef object held  # that batch's decompressed section, parsed in pass 2
+    cdef int64_t sample_sec, sample_keys, sample_values  # the first batch's section size and data bytes
+    cdef int64_t walk_count, walk_key_bytes, walk_val_bytes  # what a wrapper's validating walk found
     cdef int64_t next_offset
     cdef Py_ssize_t valid_bytes
     # outputs
@@ -509,7 +536,7 @@ cdef class _Decoder:
         self.entries = NULL
         self.n_entries = 0
         self.cap_entries = 0
-        self.keep = []
+        self.inflated = None
 
     def __dealloc__(self):
         if self.have_view:
@@ -532,17 +559,21 @@ cdef class _Decoder:
     cdef const uint8_t *_decompress(self, int codec, const uint8_t *p, Py_ssize_t n, int magic,
                                     Py_ssize_t *out_len) except NULL:
         # The payload is handed over as a memoryview of the fetched buffer (no copy: it stays alive for
-        # the whole call), and whatever buffer comes back is kept and read in place (no copy either):
-        # copying ~100 MB of payloads and outputs per 1M records cost more than the parsing itself.
+        # the whole call), and whatever buffer comes back is read in place (no copy either). It is held in
+        # ``self.inflated`` until the next call (or ``release``): one decompressed section lives at a
+        # time, so N decompression bombs in one fetch never hold more than one cap of memory, and the
+        # section is parsed while it is still in cache.
         cdef object src = PyMemoryView_FromMemory(<char *>p, n, PyBUF_READ)
-        cdef object out = _compression_module().decompress(codec, src, magic)
+        cdef object out
         cdef cnp.ndarray arr
+        self.inflated = None  # drop the previous section before inflating the next
+        out = _compression_module().decompress(codec, src, magic)
         if PyBytes_CheckExact(out):
-            self.keep.append(out)
+            self.inflated = out
             out_len[0] = len(out)
             return <const uint8_t *>PyBytes_AS_STRING(out)
         arr = np.frombuffer(out, dtype=np.uint8)
-        self.keep.append(arr)
+        self.inflated = arr
         out_len[0] = arr.shape[0]
         return <const uint8_t *>cnp.PyArray_DATA(arr)
 
@@ -563,6 +594,11 @@ cdef class _Decoder:
                                    stored, computed)
         return 0
 
+    cdef int64_t guess(self, Py_ssize_t compressed) noexcept:
+        """Bytes to reserve for an entry of ``compressed`` bytes that pass 2 will inflate."""
+        cdef double r = self.ratio * 1.125 if self.ratio > 0 else <double>INFLATE_GUESS
+        return <int64_t>(<double>compressed * min(r, <double>MAX_INFLATE_GUESS)) + 64
+
     cdef int scan_v2(self, const uint8_t *e, Py_ssize_t pos, int32_t length) except -1:
         """Pass-1 checks of one record batch after its CRC (spec order: codec, count, filters, size).
 
@@ -570,7 +606,8 @@ cdef class _Decoder:
         cache; when a check here fails, the caller checks the CRC first so that a damaged batch still
         reports CrcMismatchError, as a front-to-back decoder would.
         """
-        cdef Py_ssize_t sec_len
+        cdef Py_ssize_t sec_len, n_in
+        cdef int64_t guess
         cdef int32_t count
         cdef int16_t attrs = kw_be_i16(e + V2_ATTRS)
         cdef int codec = attrs & 7
@@ -601,19 +638,44 @@ cdef class _Decoder:
                         sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
                     if _control_is_abort(sec, <size_t>sec_len):
                         self.aborted_pids.discard(pid)
+                    self.inflated = None
             elif (attrs & ATTR_TRANSACTIONAL) and pid in self.aborted_pids:
                 skip = True  # aborted: neither decompressed nor parsed
         if skip:
             ent = self._new_entry()
             ent.kind = KIND_V2_SKIP
-        else:
-            if codec:
-                sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
-            if count > sec_len // MIN_V2_RECORD:
-                raise CorruptRecordError(f"batch at offset {base} claims {count} records in {sec_len} bytes")
-            # Appended only now: pass 2 must never see an entry that failed a check here.
+        elif codec and self.ratio > 0:
+            # Inflated in pass 2, where its record count is checked against the decompressed size; here
+            # only a guess is reserved (a forged count cannot reserve more than the guess allows).
+            guess = self.guess(sec_len)
             ent = self._new_entry()
             ent.kind = KIND_V2
+            ent.codec = codec
+            ent.sec = sec
+            ent.sec_len = sec_len
+            ent.count = count
+            self.rec_bound += min(<int64_t>count, guess // MIN_V2_RECORD)
+            self.bytes_bound += guess
+            self.guess_bytes += guess
+            self.batch_bound += 1
+        else:
+            if codec:
+                # The first compressed batch: inflated now, kept for pass 2, and its ratio sizes the rest.
+                n_in = sec_len
+                sec = self._decompress(codec, sec, sec_len, 2, &sec_len)
+                self.held = self.inflated
+                self.inflated = None
+                self.ratio = max(<double>sec_len / <double>max(n_in, 1), 1.0)
+            if count > sec_len // MIN_V2_RECORD:
+                raise CorruptRecordError(f"batch at offset {base} claims {count} records in {sec_len} bytes")
+            if self.sample_sec == 0 and count > 0:
+                kw_v2_data_sizes(sec, <size_t>sec_len, count, &self.sample_keys, &self.sample_values)
+                self.sample_sec = sec_len
+            # Appended only now: pass 2 must never see an entry that failed a check here. (The batch
+            # inflated above is parsed from ``held`` like an uncompressed one; its CRC covers the entry.)
+            ent = self._new_entry()
+            ent.kind = KIND_V2
+            ent.codec = 0
             ent.sec = sec
             ent.sec_len = sec_len
             ent.count = count
@@ -630,9 +692,8 @@ cdef class _Decoder:
         """Pass-1 checks of one magic 0/1 message (CRC included: legacy messages are small)."""
         cdef LegacyMsg m
         cdef Entry *ent
-        cdef const uint8_t *sec
-        cdef Py_ssize_t sec_len
         cdef int codec
+        cdef int64_t guess
         _check_legacy_min(e, length, magic)
         _parse_legacy(e, length, self.verify_crc, False, &m)
         codec = m.attrs & 7
@@ -645,16 +706,17 @@ cdef class _Decoder:
         else:
             if m.vlen < 0:
                 raise CorruptRecordError(f"compressed message at offset {m.offset} has a null value")
-            sec = self._decompress(codec, m.value, m.vlen, magic, &sec_len)
-            if sec_len == 0:
-                # Java: "Found invalid compressed record set with no inner records".
-                raise CorruptRecordError(f"compressed message at offset {m.offset} holds no messages")
+            # Inflated in pass 2 (like compressed batches); a guess is reserved here.
             ent = self._new_entry()
             ent.kind = KIND_LEGACY_WRAPPER
-            ent.sec = sec
-            ent.sec_len = sec_len
-            self.rec_bound += sec_len // MIN_LEGACY_ENTRY + 1
-            self.bytes_bound += sec_len
+            ent.codec = codec
+            ent.magic = magic
+            ent.sec = m.value
+            ent.sec_len = m.vlen
+            guess = self.guess(m.vlen)
+            self.rec_bound += guess // MIN_LEGACY_ENTRY + 1
+            self.bytes_bound += guess
+            self.guess_bytes += guess
         ent.start = pos
         ent.end = pos + 12 + length
         self.batch_bound += 1
@@ -709,18 +771,27 @@ cdef class _Decoder:
         cdef int64_t nbytes = self.bytes_bound
         cdef int64_t nb = self.batch_bound
         cdef kw_cols *c
-        if nbytes > INT32_MAX:
+        cdef int64_t key_res, val_res
+        if nbytes - self.guess_bytes > INT32_MAX:
             raise ValueError("decoded keys or values would exceed the 2 GiB limit of a binary column")
+        nbytes = min(nbytes, <int64_t>INT32_MAX)
+        # Keys and values each get the share of the sections they took in the first batch, plus 1/8: a
+        # topic's records look alike, and a fetch that does not fits grows in pass 2. (Reserving the whole
+        # section for both, as an exact bound would, keeps 2x the memory and overflows the buffer pool.)
+        key_res = val_res = nbytes
+        if self.sample_sec > 0:
+            key_res = min(nbytes, <int64_t>(<double>nbytes * 1.125 * self.sample_keys / self.sample_sec) + 4096)
+            val_res = min(nbytes, <int64_t>(<double>nbytes * 1.125 * self.sample_values / self.sample_sec) + 4096)
         self.a_offset = _pooled(nrec, cnp.NPY_INT64, 8)
         self.a_timestamp = _pooled(nrec, cnp.NPY_INT64, 8)
         self.a_ttype = _pooled(nrec, cnp.NPY_INT8, 1)
         self.a_batch_index = _pooled(nrec, cnp.NPY_INT32, 4)
         self.a_hdr_off = _zeros(nrec + 1, cnp.NPY_INT32)
         self.a_key_off = _pooled(nrec + 1, cnp.NPY_INT32, 4)
-        self.a_key_data = _pooled(nbytes + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
+        self.a_key_data = _pooled(key_res + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
         self.a_key_null = _zeros(nrec, cnp.NPY_BOOL)
         self.a_val_off = _pooled(nrec + 1, cnp.NPY_INT32, 4)
-        self.a_val_data = _pooled(nbytes + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
+        self.a_val_data = _pooled(val_res + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
         self.a_val_null = _zeros(nrec, cnp.NPY_BOOL)
         c = &self.c
         c.offset = <int64_t *>_ptr(self.a_offset)
@@ -737,7 +808,9 @@ cdef class _Decoder:
         c.key_off[0] = 0
         c.val_off[0] = 0
         c.rec_cap = nrec
-        c.hdr_cap = 0
+        c.key_cap = key_res
+        c.val_cap = val_res
+        c.hdr_cap = c.hk_cap = c.hv_cap = 0
         c.n = c.key_len = c.val_len = c.nh = c.hk_len = c.hv_len = 0
         c.key_nulls = c.val_nulls = c.hv_nulls = 0
         self.b_base = _empty(nb, cnp.NPY_INT64)
@@ -751,23 +824,82 @@ cdef class _Decoder:
         self.nb = 0
         return 0
 
-    cdef int allocate_headers(self) except -1:
-        # Every header costs at least 2 bytes of a records section, so this bound is never outgrown.
-        cdef int64_t cap = self.bytes_bound // 2 + 1
+    cdef int grow_headers(self, int64_t cap, int64_t nbytes) except -1:
+        """Allocate the header columns (first header met) or grow them to ``cap`` headers / ``nbytes`` bytes."""
         cdef kw_cols *c = &self.c
-        self.a_hk_off = _empty(cap + 1, cnp.NPY_INT32)
-        self.a_hk_data = _empty(self.bytes_bound, cnp.NPY_UINT8)
-        self.a_hv_off = _empty(cap + 1, cnp.NPY_INT32)
-        self.a_hv_data = _empty(self.bytes_bound, cnp.NPY_UINT8)
-        self.a_hv_null = _zeros(cap, cnp.NPY_BOOL)
+        if c.hdr_cap == 0:
+            self.a_hk_off = _empty(cap + 1, cnp.NPY_INT32)
+            self.a_hk_data = _empty(nbytes, cnp.NPY_UINT8)
+            self.a_hv_off = _empty(cap + 1, cnp.NPY_INT32)
+            self.a_hv_data = _empty(nbytes, cnp.NPY_UINT8)
+            self.a_hv_null = _zeros(cap, cnp.NPY_BOOL)
+            (<int32_t *>_ptr(self.a_hk_off))[0] = 0
+            (<int32_t *>_ptr(self.a_hv_off))[0] = 0
+        else:
+            self.a_hk_off = _regrow(self.a_hk_off, cap + 1, c.nh + 1, cnp.NPY_INT32, 4, False)
+            self.a_hk_data = _regrow(self.a_hk_data, nbytes, c.hk_len, cnp.NPY_UINT8, 1, False)
+            self.a_hv_off = _regrow(self.a_hv_off, cap + 1, c.nh + 1, cnp.NPY_INT32, 4, False)
+            self.a_hv_data = _regrow(self.a_hv_data, nbytes, c.hv_len, cnp.NPY_UINT8, 1, False)
+            self.a_hv_null = _regrow(self.a_hv_null, cap, c.nh, cnp.NPY_BOOL, 1, True)
         c.hk_off = <int32_t *>_ptr(self.a_hk_off)
         c.hk_data = <uint8_t *>_ptr(self.a_hk_data)
         c.hv_off = <int32_t *>_ptr(self.a_hv_off)
         c.hv_data = <uint8_t *>_ptr(self.a_hv_data)
         c.hv_null = <uint8_t *>_ptr(self.a_hv_null)
-        c.hk_off[0] = 0
-        c.hv_off[0] = 0
         c.hdr_cap = cap
+        c.hk_cap = c.hv_cap = nbytes
+        return 0
+
+    cdef int ensure_records(self, int64_t more) except -1:
+        """Room for ``more`` records (pass 1 sized uncompressed entries exactly, compressed ones by a guess)."""
+        cdef kw_cols *c = &self.c
+        if c.n + more > c.rec_cap:
+            self.grow_records(max(c.n + more, 2 * c.rec_cap))
+        return 0
+
+    cdef int ensure_bytes(self, int64_t key_need, int64_t val_need) except -1:
+        """Room for key and value data up to these fill levels, growing each buffer (at least doubling).
+
+        Growth is driven by bytes actually decompressed and parsed (each section at most the cap), never
+        by a size a payload declares.
+        """
+        cdef kw_cols *c = &self.c
+        if max(key_need, val_need) > INT32_MAX:
+            raise ValueError("decoded keys or values would exceed the 2 GiB limit of a binary column")
+        if key_need > c.key_cap:
+            self.a_key_data = _regrow(self.a_key_data, min(max(key_need, 2 * c.key_cap), <int64_t>INT32_MAX)
+                                      + KW_COPY_SLACK, c.key_len, cnp.NPY_UINT8, 1, False)
+            c.key_data = <uint8_t *>_ptr(self.a_key_data)
+            c.key_cap = cnp.PyArray_DIM(self.a_key_data, 0) - KW_COPY_SLACK
+        if val_need > c.val_cap:
+            self.a_val_data = _regrow(self.a_val_data, min(max(val_need, 2 * c.val_cap), <int64_t>INT32_MAX)
+                                      + KW_COPY_SLACK, c.val_len, cnp.NPY_UINT8, 1, False)
+            c.val_data = <uint8_t *>_ptr(self.a_val_data)
+            c.val_cap = cnp.PyArray_DIM(self.a_val_data, 0) - KW_COPY_SLACK
+        return 0
+
+    cdef int grow_records(self, int64_t cap) except -1:
+        cdef kw_cols *c = &self.c
+        cdef int64_t n = c.n
+        self.a_offset = _regrow(self.a_offset, cap, n, cnp.NPY_INT64, 8, False)
+        self.a_timestamp = _regrow(self.a_timestamp, cap, n, cnp.NPY_INT64, 8, False)
+        self.a_ttype = _regrow(self.a_ttype, cap, n, cnp.NPY_INT8, 1, False)
+        self.a_batch_index = _regrow(self.a_batch_index, cap, n, cnp.NPY_INT32, 4, False)
+        self.a_hdr_off = _regrow(self.a_hdr_off, cap + 1, n + 1, cnp.NPY_INT32, 4, True)
+        self.a_key_off = _regrow(self.a_key_off, cap + 1, n + 1, cnp.NPY_INT32, 4, False)
+        self.a_key_null = _regrow(self.a_key_null, cap, n, cnp.NPY_BOOL, 1, True)
+        self.a_val_off = _regrow(self.a_val_off, cap + 1, n + 1, cnp.NPY_INT32, 4, False)
+        self.a_val_null = _regrow(self.a_val_null, cap, n, cnp.NPY_BOOL, 1, True)
+        c.offset = <int64_t *>_ptr(self.a_offset)
+        c.timestamp = <int64_t *>_ptr(self.a_timestamp)
+        c.ttype = <int8_t *>_ptr(self.a_ttype)
+        c.batch_index = <int32_t *>_ptr(self.a_batch_index)
+        c.hdr_off = <int32_t *>_ptr(self.a_hdr_off)
+        c.key_off = <int32_t *>_ptr(self.a_key_off)
+        c.key_null = <uint8_t *>_ptr(self.a_key_null)
+        c.val_off = <int32_t *>_ptr(self.a_val_off)
+        c.val_null = <uint8_t *>_ptr(self.a_val_null)
+        c.rec_cap = cap
         return 0
 
     cdef void add_batch(self, int64_t base, int64_t pid, int16_t epoch, int32_t seq, int32_t ple, bint txn,
@@ -795,6 +927,20 @@ cdef class _Decoder:
         cdef bint check_crc = self.verify_crc
         cdef uint32_t computed = 0
         cdef uint32_t stored = kw_be32(e + V2_CRC)
+        cdef const uint8_t *sec = ent.sec
+        cdef Py_ssize_t sec_len = ent.sec_len
+        cdef int64_t left, hneed, hbytes, hbound, key_need, val_need
+        cdef int tries = 0
+        if ent.codec:
+            # CRC (over the compressed bytes) first, then inflate, then parse straight from the cache.
+            if check_crc:
+                self.check_v2_crc(e, length)
+                check_crc = False
+            sec = self._decompress(ent.codec, ent.sec, ent.sec_len, 2, &sec_len)
+            if ent.count > sec_len // MIN_V2_RECORD:
+                raise CorruptRecordError(
+                    f"batch at offset {kw_be_i64(e)} claims {ent.count} records in {sec_len} bytes")
+        self.ensure_records(ent.count)
         b.base_offset = kw_be_i64(e)
         b.base_timestamp = kw_be_i64(e + V2_BASE_TS)
         b.max_timestamp = kw_be_i64(e + V2_MAX_TS)
@@ -804,28 +950,43 @@ cdef class _Decoder:
         while True:
             saved = self.c
             # CRC then parse, back to back: the batch is read from memory once and parsed from cache.
-            if ent.sec_len >= NOGIL_BYTES or length >= NOGIL_BYTES:
+            if sec_len >= NOGIL_BYTES or length >= NOGIL_BYTES:
                 with nogil:
                     if check_crc:
                         computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
                     if not check_crc or computed == stored:
-                        rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
+                        rc = kw_parse_v2_records(&self.c, sec, <size_t>sec_len, ent.count, &b, &err)
             else:
                 if check_crc:
                     computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
                 if not check_crc or computed == stored:
-                    rc = kw_parse_v2_records(&self.c, ent.sec, <size_t>ent.sec_len, ent.count, &b, &err)
+                    rc = kw_parse_v2_records(&self.c, sec, <size_t>sec_len, ent.count, &b, &err)
             if check_crc and computed != stored:
                 self.check_v2_crc(e, length)  # raises CrcMismatchError
             check_crc = False
-            if rc != KW_NEED_HEADERS:
+            if rc != KW_NEED_HEADERS and rc != KW_NEED_SPACE:
                 break
-            if saved.hdr_cap:
-                # Cannot happen: every header takes 2+ bytes of a records section, and the capacity is
-                # half of all of them. Refuse rather than loop.
-                raise RuntimeError("kafkawire internal error: header capacity exceeded")
-            self.c = saved
-            self.allocate_headers()
+            # A record did not fit: what is left of the section from it on bounds what the rest of the
+            # batch can store, so growing by that much makes the retry succeed (one retry per column).
+            tries += 1
+            if tries > 4:
+                raise RuntimeError("kafkawire internal error: column capacity not reached after growing")
+            left = <int64_t>(sec_len - <Py_ssize_t>self.c.stop_pos)
+            if rc == KW_NEED_SPACE:
+                # Only the column that was short grows, by what is left of the section at most.
+                key_need = self.c.key_len + left if self.c.need_key > self.c.key_cap else 0
+                val_need = self.c.val_len + left if self.c.need_val > self.c.val_cap else 0
+                self.c = saved
+                self.ensure_bytes(key_need, val_need)
+            else:
+                # Every header takes at least 2 bytes of the section. The first allocation is sized for
+                # the whole fetch as pass 1 saw it, so uncompressed fetches never grow the headers again.
+                hbound = min(self.bytes_bound, <int64_t>INT32_MAX)
+                hneed = max(self.c.nh + left // 2 + 1, hbound // 2 + 1, 2 * self.c.hdr_cap)
+                hbytes = max(max(self.c.hk_len, self.c.hv_len) + left, hbound, 2 * self.c.hk_cap)
+                self.c = saved
+                self.grow_headers(hneed, hbytes)
+        self.inflated = None
         if rc != KW_OK:
             raise CorruptRecordError(f"{err.decode()} (batch at offset {b.base_offset})")
         if self.c.n > n0:
@@ -862,6 +1023,8 @@ cdef class _Decoder:
         cdef const uint8_t *e = self.data + ent.start
         cdef LegacyMsg m
         _parse_legacy(e, <int32_t>(ent.end - ent.start - 12), False, False, &m)
+        self.ensure_records(1)
+        self.ensure_bytes(self.c.key_len + max(m.klen, 0), self.c.val_len + max(m.vlen, 0))
         if m.offset < self.fetch_offset:
             return 0
         if m.magic == 1:
@@ -871,10 +1034,9 @@ cdef class _Decoder:
         self.add_batch(m.offset, -1, -1, -1, -1, False, m.magic, 0)
         return 0
 
-    cdef int inner_walk(self, Entry *ent, const LegacyMsg *w, bint emit, int64_t delta,
+    cdef int inner_walk(self, const uint8_t *d, Py_ssize_t sec_len, const LegacyMsg *w, bint emit, int64_t delta,
                         int64_t *last_offset) except -1:
         """Walk a wrapper's inner messages: validate them (emit False) or store them (emit True)."""
-        cdef const uint8_t *d = ent.sec
         cdef Py_ssize_t pos = 0, left
         cdef int32_t length
         cdef int8_t magic
@@ -884,8 +1046,10 @@ cdef class _Decoder:
         cdef int64_t n0 = self.c.n
         cdef int64_t first = 0
         cdef bint log_append = w.magic == 1 and (w.attrs & ATTR_LOG_APPEND) != 0
-        while pos < ent.sec_len:
-            left = ent.sec_len - pos
+        if not emit:
+            self.walk_count = self.walk_key_bytes = self.walk_val_bytes = 0
+        while pos < sec_len:
+            left = sec_len - pos
             if left < 12:
                 raise CorruptRecordError(f"compressed message at offset {w.offset} ends inside an inner message")
             length = kw_be_i32(d + pos + 8)
@@ -906,6 +1070,9 @@ cdef class _Decoder:
             pos += 12 + length
             last_offset[0] = m.offset
             if not emit:
+                self.walk_count += 1
+                self.walk_key_bytes += max(m.klen, 0)
+                self.walk_val_bytes += max(m.vlen, 0)
                 continue
             offset = <int64_t>(<uint64_t>m.offset + <uint64_t>delta)
             if offset < self.fetch_offset:
@@ -930,13 +1097,23 @@ cdef class _Decoder:
         cdef const uint8_t *e = self.data + ent.start
         cdef LegacyMsg w
         cdef int64_t last = 0, delta = 0, abs_last
+        cdef const uint8_t *sec
+        cdef Py_ssize_t sec_len
         _parse_legacy(e, <int32_t>(ent.end - ent.start - 12), False, False, &w)
-        self.inner_walk(ent, &w, False, 0, &last)
+        sec = self._decompress(ent.codec, ent.sec, ent.sec_len, ent.magic, &sec_len)
+        if sec_len == 0:
+            # Java: "Found invalid compressed record set with no inner records".
+            raise CorruptRecordError(f"compressed message at offset {w.offset} holds no messages")
+        self.inner_walk(sec, sec_len, &w, False, 0, &last)
+        # The validating walk counted the messages and their key/value bytes: make exactly that much room.
+        self.ensure_records(self.walk_count)
+        self.ensure_bytes(self.c.key_len + self.walk_key_bytes, self.c.val_len + self.walk_val_bytes)
         # KIP-31: magic 1 inner offsets are relative to the wrapper, whose offset is the last inner
         # record's; wrapper offset 0 comes from old producers that wrote absolute offsets.
         if w.magic == 1 and w.offset != 0:
             delta = <int64_t>(<uint64_t>w.offset - <uint64_t>last)
-        self.inner_walk(ent, &w, True, delta, &last)
+        self.inner_walk(sec, sec_len, &w, True, delta, &last)
+        self.inflated = None
         abs_last = <int64_t>(<uint64_t>last + <uint64_t>delta)
         # Pass 1 set next_offset for every other kind of entry; a wrapper's is only known here, and only
         # matters when the wrapper is the last entry.
@@ -1092,7 +1269,8 @@ def decode(data, verify_crc, fetch_offset, read_committed, aborted):
     d.fetch_offset = fetch_offset if fetch_offset >= 0 else INT64_MIN
     d.next_offset = fetch_offset
     d.valid_bytes = 0
-    d.rec_bound = d.bytes_bound = d.batch_bound = 0
+    d.rec_bound = d.bytes_bound = d.batch_bound = d.guess_bytes = 0
+    d.ratio = 0.0
     d.read_committed = bool(read_committed)
     d.aborted = aborted if type(aborted) is list else list(aborted)
     d.ai = 0

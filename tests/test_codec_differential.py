@@ -350,3 +350,70 @@ def test_read_committed_any_abort_list_agrees(
     ref = outcome(reference, data, True, fetch, True, listed)
     assert isinstance(ref, RecordColumns) and ref.next_offset == 15
     assert_same_outcome(ref, outcome(candidate_impl, data, True, fetch, True, listed))
+
+
+def _ratio_batch(impl: ModuleType, magic: int, codec: int, base: int, n: int, value_size: int,
+                 headers: int = 0, fill: bytes = b"\x00") -> bytes:
+    """n records whose values are ``value_size`` repeats of ``fill``: compresses far past 4x."""
+    values = BinaryColumn.from_pylist([None if i % 7 == 3 else fill * value_size for i in range(n)])
+    keys = BinaryColumn.from_pylist([None if i % 5 == 0 else b"key-%d" % i for i in range(n)])
+    ts = np.arange(1_700_000_000_000, 1_700_000_000_000 + n, dtype=np.int64)
+    hoffs = hk = hv = None
+    if headers:
+        hoffs = np.arange(0, (n + 1) * headers, headers, dtype=np.int32)
+        hk = BinaryColumn.from_pylist([b"h" * (i % 40) for i in range(n * headers)])
+        hv = BinaryColumn.from_pylist([None if i % 3 == 0 else fill * (i % 300) for i in range(n * headers)])
+    return impl.encode(values, keys, ts, hoffs, hk, hv, base, magic, codec, -1, -1, -1, False, -1)
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_columns_grow_past_the_inflate_guess(reference: ModuleType, candidate_impl: ModuleType, codec: int) -> None:
+    """Compressed entries that inflate far past pass 1's reservation, mixed with uncompressed ones.
+
+    The compiled core reserves a guess for compressed entries and grows its columns (records, keys,
+    values, header counts and header bytes) while parsing; the result must still equal the reference,
+    whatever the order of small and huge entries, with and without a fetch offset.
+    """
+    legacy_codec = 1 if codec == 4 else codec  # zstd needs magic 2
+    parts = [
+        _ratio_batch(reference, 2, 0, 0, 10, 20, headers=1),                 # plain, with headers
+        _ratio_batch(reference, 2, codec, 10, 300, 4000),                    # ~1000x, no headers yet
+        _ratio_batch(reference, 2, codec, 310, 200, 50, headers=3, fill=b"ab"),  # headers appear compressed
+        _ratio_batch(reference, 1, 0, 510, 5, 10),                           # legacy plain messages
+        _ratio_batch(reference, 1, legacy_codec, 515, 400, 3000),            # legacy wrapper, ~1000x
+        _ratio_batch(reference, 0, legacy_codec, 915, 50, 9000),
+        _ratio_batch(reference, 2, codec, 965, 2000, 1, headers=2),          # many small records
+        _ratio_batch(reference, 2, 0, 2965, 30, 100, headers=2),             # plain again, after growth
+    ]
+    fetch = b"".join(parts)
+    for verify, fetch_offset in ((True, -1), (False, 400), (True, 2964)):
+        ref = reference.decode(fetch, verify, fetch_offset, False, [])
+        got = candidate_impl.decode(fetch, verify, fetch_offset, False, [])
+        assert got.equals(ref)
+        assert len(ref) == 2995 - max(fetch_offset, 0)
+    # Truncated anywhere inside the big compressed batches: same partial result (or error) from both.
+    for cut in range(len(parts[0]) + 1, len(fetch), len(fetch) // 37):
+        assert_same_outcome(outcome(reference, fetch[:cut]), outcome(candidate_impl, fetch[:cut]))
+
+
+def _v2_raw(section: bytes, count: int, codec: int, base_offset: int) -> bytes:
+    """A magic-2 batch around a records section written by hand (compressed here with ``codec``)."""
+    from kafkawire import compression
+
+    packed = compression.compress(codec, section, 2) if codec else section
+    body = struct.pack(">hiqqqhii", codec, count - 1, 1_700_000_000_000, 1_700_000_000_000, -1, -1, -1, count)
+    body += packed
+    return struct.pack(">qiib", base_offset, 9 + len(body), 0, 2) + struct.pack(">I", crc32c.crc32c(body)) + body
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_record_columns_grow_past_the_guess(reference: ModuleType, candidate_impl: ModuleType, codec: int) -> None:
+    """Identical 7-byte records (offset delta 0, null key and value) compress far below 7/4 bytes per
+    record, so the record count outgrows pass 1's reservation and the record columns grow too."""
+    record = bytes([12, 0, 0, 0, 1, 1, 0])  # length 6, attrs, ts delta 0, offset delta 0, key -1, value -1, 0 headers
+    n = 30_000
+    fetch = (_v2_raw(record * 10, 10, 0, 0) + _v2_raw(record * n, n, codec, 10)
+             + _v2_raw(record * n, n, codec, 20) + _v2_raw(record * 3, 3, 0, 30))
+    ref = reference.decode(fetch, True, -1, False, [])
+    assert len(ref) == 2 * n + 13
+    assert candidate_impl.decode(fetch, True, -1, False, []).equals(ref)

@@ -411,16 +411,12 @@ def MANY_BOMBS():  # noqa: N802 - imported by name from the subprocess
     return [("8 gzip bombs in one fetch", decode_records, data)]
 
 
-@pytest.mark.xfail(
-    kafkawire.compiled, strict=True,
-    reason="compiled decode keeps every batch's decompressed section from pass 1 (report, issue 7)",
-)
 def test_bombs_in_one_fetch_do_not_add_up():
     """The cap bounds one batch; N bombs in one fetch must not hold N x cap bytes at once.
 
-    The pure reference inflates, parses and drops one batch at a time (peak ~ one cap); the compiled
-    core's first pass inflates every batch and keeps the buffers for the second, so garbage costs
-    N x cap before it is found (measured: 20 x 16 MiB bombs, 320 KiB on the wire -> +320 MiB RSS).
+    Both implementations inflate, parse and drop one batch at a time (peak ~ one cap). The compiled
+    core used to inflate every batch in its first pass and keep the buffers for the second, so garbage
+    cost N x cap before it was found (20 x 16 MiB bombs, 320 KiB on the wire -> +320 MiB RSS).
     """
     _run_under_rlimit("MANY_BOMBS", cap=16 << 20, headroom=48 << 20)
 

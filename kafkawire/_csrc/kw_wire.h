@@ -163,6 +163,12 @@ typedef struct {
     uint8_t *hv_null;
     int64_t rec_cap;
     int64_t hdr_cap;
+    /* byte capacities of the data buffers (each allocated KW_COPY_SLACK larger) */
+    int64_t key_cap, val_cap, hk_cap, hv_cap;
+    /* on KW_NEED_SPACE / KW_NEED_HEADERS: where the record that did not fit starts in the section, and
+     * (KW_NEED_SPACE) the key and value fill levels that record needed */
+    size_t stop_pos;
+    int64_t need_key, need_val;
     /* fill levels */
     int64_t n;
     int64_t key_len, val_len;
@@ -174,6 +180,7 @@ typedef struct {
 #define KW_OK 0
 #define KW_CORRUPT 1
 #define KW_NEED_HEADERS 2 /* header arrays too small: caller grows them, restores the fill levels, retries */
+#define KW_NEED_SPACE 3   /* key or value buffer too small: same protocol as KW_NEED_HEADERS */
 
 typedef struct {
     int64_t base_offset;
@@ -213,9 +220,39 @@ KW_INLINE void kw_copy(uint8_t *KW_RESTRICT dst, const uint8_t *KW_RESTRICT src,
     }
 }
 
+/* Key and value bytes of up to `count` magic-2 records in p[0:len): a sizing estimate, not a validation.
+ * Stops quietly at the first malformed record (the real parse reports it). */
+static void kw_v2_data_sizes(const uint8_t *p, size_t len, int32_t count, int64_t *key_bytes, int64_t *val_bytes) {
+    size_t pos = 0;
+    int64_t kb = 0, vb = 0;
+    for (int32_t r = 0; r < count; r++) {
+        int32_t rec_len, off_delta, klen, vlen;
+        int64_t ts_delta;
+        if (kw_get_varint(p, len, &pos, &rec_len) || rec_len < 1 || (size_t)rec_len > len - pos) break;
+        size_t end = pos + (size_t)rec_len;
+        pos++;
+        if (kw_get_varlong(p, end, &pos, &ts_delta) || kw_get_varint(p, end, &pos, &off_delta) ||
+            kw_get_varint(p, end, &pos, &klen))
+            break;
+        if (klen > 0) {
+            if ((size_t)klen > end - pos) break;
+            pos += (size_t)klen;
+            kb += klen;
+        }
+        if (kw_get_varint(p, end, &pos, &vlen)) break;
+        if (vlen > 0) vb += vlen;
+        pos = end;
+    }
+    *key_bytes = kb;
+    *val_bytes = vb;
+}
+
 /* Parse `count` magic-2 records from p[0:len) into c (records below fetch_offset are validated but not
- * stored). The section must be exactly consumed. On KW_CORRUPT, *err names the fault and c's fill levels
- * are meaningless; on KW_NEED_HEADERS the caller restores c, allocates the header columns and calls again.
+ * stored). The section must be exactly consumed. The caller guarantees room for `count` more records; key,
+ * value and header bytes are checked against their capacities record by record. On KW_CORRUPT, *err names
+ * the fault and c's fill levels are meaningless; on KW_NEED_HEADERS / KW_NEED_SPACE, c holds the fill
+ * levels reached before the record starting at c->stop_pos, and the caller restores c as it was before
+ * the call, grows the columns (what is left of the section bounds what the rest can need) and calls again.
  * Output pointers are copied into restrict-qualified locals: byte stores (null masks, timestamp types)
  * would otherwise force the compiler to reload every pointer of c after each of them. */
 static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t count, const kw_batch_ctx *b,
@@ -236,13 +273,23 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
     const int64_t max_ts = b->max_timestamp;
     const int log_append = b->log_append_time;
     const int32_t row = b->batch_row;
+    const int64_t key_cap = c->key_cap, val_cap = c->val_cap;
     int64_t n = c->n, key_len = c->key_len, val_len = c->val_len, key_nulls = c->key_nulls,
             val_nulls = c->val_nulls;
     size_t pos = 0;
     int rc;
+#define KW_NEED(code)                 \
+    do {                              \
+        c->n = n;                     \
+        c->key_len = key_len;         \
+        c->val_len = val_len;         \
+        c->stop_pos = rec_start;      \
+        return (code);                \
+    } while (0)
     for (int32_t r = 0; r < count; r++) {
         int32_t rec_len, off_delta, klen, vlen, hcount;
         int64_t ts_delta;
+        const size_t rec_start = pos;
         if ((rc = kw_get_varint(p, len, &pos, &rec_len))) {
             *err = rc == KW_VARINT_TRUNCATED ? "record length varint runs past the end of the records"
                                              : "record length varint overflows";
@@ -277,7 +324,7 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
         if (hcount > 0) {
             /* Each header takes at least 2 bytes (two length varints): reject forged counts early. */
             if (KW_UNLIKELY((size_t)hcount > (end - pos) / 2)) KW_FAIL("header count larger than the record");
-            if (keep && KW_UNLIKELY(c->nh + hcount > c->hdr_cap)) return KW_NEED_HEADERS;
+            if (keep && KW_UNLIKELY(c->nh + hcount > c->hdr_cap)) KW_NEED(KW_NEED_HEADERS);
             for (int32_t h = 0; h < hcount; h++) {
                 int32_t hkl, hvl;
                 if ((rc = kw_get_varint(p, end, &pos, &hkl))) KW_FAIL(KW_VARINT_MSG(rc, "header key length"));
@@ -294,6 +341,8 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
                 }
                 if (keep) {
                     int64_t j = c->nh;
+                    if (KW_UNLIKELY(c->hk_len + hkl > c->hk_cap || c->hv_len + (hvl > 0 ? hvl : 0) > c->hv_cap))
+                        KW_NEED(KW_NEED_HEADERS);
                     memcpy(c->hk_data + c->hk_len, hkp, (size_t)hkl);
                     c->hk_len += hkl;
                     c->hk_off[j + 1] = (int32_t)c->hk_len;
@@ -311,6 +360,11 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
         }
         if (KW_UNLIKELY(pos != end)) KW_FAIL("record has bytes after its last header");
         if (!keep) continue;
+        if (KW_UNLIKELY(key_len + (klen > 0 ? klen : 0) > key_cap || val_len + (vlen > 0 ? vlen : 0) > val_cap)) {
+            c->need_key = key_len + (klen > 0 ? klen : 0);
+            c->need_val = val_len + (vlen > 0 ? vlen : 0);
+            KW_NEED(KW_NEED_SPACE);
+        }
         out_offset[n] = offset;
         if (log_append) {
             out_ts[n] = max_ts;
@@ -346,6 +400,7 @@ static int kw_parse_v2_records(kw_cols *c, const uint8_t *p, size_t len, int32_t
     c->key_nulls = key_nulls;
     c->val_nulls = val_nulls;
     return KW_OK;
+#undef KW_NEED
 }
 
 #endif /* KW_WIRE_H */
