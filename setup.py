@@ -21,7 +21,8 @@ if os.environ.get("KAFKAWIRE_NO_EXTENSIONS", "") in ("", "0"):
                 ["kafkawire/_codec.pyx"],
                 include_dirs=[np.get_include(), "kafkawire/_csrc"],
                 # Header-only C: rebuild the extension when one of them changes.
-                depends=["kafkawire/_csrc/kw_crc.h", "kafkawire/_csrc/kw_wire.h", "kafkawire/_csrc/kw_pool.h"],
+                depends=["kafkawire/_csrc/kw_crc.h", "kafkawire/_csrc/kw_wire.h", "kafkawire/_csrc/kw_pool.h",
+                         "kafkawire/_csrc/kw_frames.h"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],

@@ -95,3 +95,8 @@ cdef extern from "kw_pool.h" nogil:
     void kw_pool_put(void *p, size_t cap)
     void kw_pool_set_limit(size_t limit)
     size_t kw_pool_cached_bytes()
+
+
+cdef extern from "kw_frames.h" nogil:
+    int64_t kw_lz4_frame_bound(const uint8_t *p, size_t n, int *exact)
+    int64_t kw_zstd_frame_bound(const uint8_t *p, size_t n, int *exact)

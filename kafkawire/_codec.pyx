@@ -112,12 +112,20 @@ cdef enum:
 cdef object _compression = None
 
 
+cdef object _lz4_into = None
+cdef object _zstd_into = None
+
+
 cdef object _compression_module():
     # Imported on first use: kafkawire.compression needs optional codecs and is not needed to import us.
-    global _compression
+    global _compression, _lz4_into, _zstd_into
     if _compression is None:
+        import cramjam
+
         from kafkawire import compression
 
+        _lz4_into = cramjam.lz4.decompress_into
+        _zstd_into = cramjam.zstd.decompress_into
         _compression = compression
     return _compression
 
@@ -509,6 +517,7 @@ cdef class _Decoder:
     cdef Entry *entries
     cdef Py_ssize_t n_entries, cap_entries
     cdef object inflated  # the decompressed section being parsed (one at a time)
+    cdef cnp.ndarray scratch  # pass 2's reused output buffer for LZ4 and zstd frames
     # read-committed state (Java's CompletedFetch): next aborted entry, producers in an aborted range
     cdef bint read_committed
     cdef list aborted
@@ -557,7 +566,7 @@ cdef class _Decoder:
         return &self.entries[self.n_entries - 1]
 
     cdef const uint8_t *_decompress(self, int codec, const uint8_t *p, Py_ssize_t n, int magic,
-                                    Py_ssize_t *out_len) except NULL:
+                                    Py_ssize_t *out_len, bint scratch=False) except NULL:
         # The payload is handed over as a memoryview of the fetched buffer (no copy: it stays alive for
         # the whole call), and whatever buffer comes back is read in place (no copy either). It is held in
         # ``self.inflated`` until the next call (or ``release``): one decompressed section lives at a
@@ -566,7 +575,23 @@ cdef class _Decoder:
         cdef object src = PyMemoryView_FromMemory(<char *>p, n, PyBUF_READ)
         cdef object out
         cdef cnp.ndarray arr
+        cdef int64_t bound = -1
+        cdef int exact = 0
         self.inflated = None  # drop the previous section before inflating the next
+        if scratch and (codec == 3 and magic != 0 or codec == 4):
+            # Fast path (pass 2 only: the output is overwritten by the next batch): one standard frame,
+            # sized in C exactly as kafkawire.compression sizes it, inflated by the same cramjam call
+            # into a buffer reused batch after batch (warm in cache). Anything else, or any failure,
+            # takes the general path below, which raises the right error.
+            bound = (kw_lz4_frame_bound if codec == 3 else kw_zstd_frame_bound)(p, <size_t>n, &exact)
+            if 0 <= bound <= _compression_module().MAX_DECOMPRESSED_SIZE:
+                if self.scratch is None or cnp.PyArray_DIM(self.scratch, 0) < bound:
+                    self.scratch = _pooled(max(bound, 1 << 17), cnp.NPY_UINT8, 1)
+                try:
+                    out_len[0] = (_lz4_into if codec == 3 else _zstd_into)(src, self.scratch[:bound])
+                    return <const uint8_t *>cnp.PyArray_DATA(self.scratch)
+                except Exception:
+                    pass
         out = _compression_module().decompress(codec, src, magic)
         if PyBytes_CheckExact(out):
             self.inflated = out
@@ -936,7 +961,7 @@ cdef class _Decoder:
             if check_crc:
                 self.check_v2_crc(e, length)
                 check_crc = False
-            sec = self._decompress(ent.codec, ent.sec, ent.sec_len, 2, &sec_len)
+            sec = self._decompress(ent.codec, ent.sec, ent.sec_len, 2, &sec_len, True)
             if ent.count > sec_len // MIN_V2_RECORD:
                 raise CorruptRecordError(
                     f"batch at offset {kw_be_i64(e)} claims {ent.count} records in {sec_len} bytes")
@@ -1100,7 +1125,7 @@ cdef class _Decoder:
         cdef const uint8_t *sec
         cdef Py_ssize_t sec_len
         _parse_legacy(e, <int32_t>(ent.end - ent.start - 12), False, False, &w)
-        sec = self._decompress(ent.codec, ent.sec, ent.sec_len, ent.magic, &sec_len)
+        sec = self._decompress(ent.codec, ent.sec, ent.sec_len, ent.magic, &sec_len, True)
         if sec_len == 0:
             # Java: "Found invalid compressed record set with no inner records".
             raise CorruptRecordError(f"compressed message at offset {w.offset} holds no messages")
