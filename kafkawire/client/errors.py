@@ -107,7 +107,7 @@ class ResponseTooLargeError(ProtocolError):
         self.limit = limit
         super().__init__(
             f"response of {size} bytes exceeds max_response_bytes={limit}; "
-            "raise max_response_bytes or lower the fetch sizes"
+            "raise max_response_bytes (Spark option kafka.receive.message.max.bytes) or lower the fetch sizes"
         )
 
     def __reduce__(self):

@@ -42,6 +42,9 @@ _CLIENT_PARAMS: dict[str, tuple[str, Any]] = {
     "sasl.password": ("sasl_password", str),
     "enable.idempotence": ("enable_idempotence", lambda v: str(v).strip().lower() == "true"),
     "max.request.size": ("max_batch_bytes", int),
+    # librdkafka's name for the largest response accepted. Brokers should honour the fetch sizes, but
+    # some (noida-db) answer a fetch with everything up to the log end: raise this to read such a topic.
+    "receive.message.max.bytes": ("max_response_bytes", int),
 }
 #: ``kafka.<name>`` options that tune fetches (consumer names as Spark users know them).
 _FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")

@@ -153,3 +153,17 @@ def test_empty_range_reads_nothing(spark, bootstrap, topic_factory):
     t = topic_factory(2)
     df = _read(spark, bootstrap, subscribe=t, includeHeaders="true")
     assert df.count() == 0 and df.collect() == []
+
+
+def test_response_size_limit_is_a_kafka_option(spark, bootstrap, four):
+    """``kafka.receive.message.max.bytes`` reaches the executors' clients: noida answers a fetch with
+    everything up to the log end whatever the fetch sizes say, so a small limit refuses the response
+    (before reading its body) and the default reads the topic."""
+    from pyspark.errors import PySparkException
+    from py4j.protocol import Py4JJavaError
+
+    df = _read(spark, bootstrap, subscribe=four.topic, **{"kafka.receive.message.max.bytes": "300"})
+    with pytest.raises((PySparkException, Py4JJavaError)) as info:
+        df.collect()
+    assert "exceeds max_response_bytes=300" in str(info.value)
+    assert _read(spark, bootstrap, subscribe=four.topic, **{"kafka.receive.message.max.bytes": "10000000"}).count() == 200

@@ -72,6 +72,7 @@ def test_client_kwargs_from_kafka_options(caplog):
             "request.timeout.ms": "5000",
             "security.protocol": "SASL_PLAINTEXT",
             "enable.idempotence": "false",
+            "receive.message.max.bytes": "1000000000",
             "fetch.max.wait.ms": "10",  # a fetch setting, not a constructor argument
             "linger.ms": "5",  # unknown to kafkawire: warned about, ignored
         }
@@ -81,6 +82,7 @@ def test_client_kwargs_from_kafka_options(caplog):
         "request_timeout_ms": 5000,
         "security_protocol": "SASL_PLAINTEXT",
         "enable_idempotence": False,
+        "max_response_bytes": 1_000_000_000,
     }
     assert "linger.ms" in caplog.text
     assert client_kwargs({"bootstrap.servers": "h:1"}) == {"client_id": "kafkawire-spark"}
