@@ -159,8 +159,8 @@ def test_response_size_limit_is_a_kafka_option(spark, bootstrap, four):
     """``kafka.receive.message.max.bytes`` reaches the executors' clients: noida answers a fetch with
     everything up to the log end whatever the fetch sizes say, so a small limit refuses the response
     (before reading its body) and the default reads the topic."""
-    from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
 
     df = _read(spark, bootstrap, subscribe=four.topic, **{"kafka.receive.message.max.bytes": "300"})
     with pytest.raises((PySparkException, Py4JJavaError)) as info:
