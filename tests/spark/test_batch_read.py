@@ -166,4 +166,5 @@ def test_response_size_limit_is_a_kafka_option(spark, bootstrap, four):
     with pytest.raises((PySparkException, Py4JJavaError)) as info:
         df.collect()
     assert "exceeds max_response_bytes=300" in str(info.value)
-    assert _read(spark, bootstrap, subscribe=four.topic, **{"kafka.receive.message.max.bytes": "10000000"}).count() == 200
+    roomy = {"kafka.receive.message.max.bytes": "10000000"}
+    assert _read(spark, bootstrap, subscribe=four.topic, **roomy).count() == 200
