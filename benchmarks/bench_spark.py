@@ -4,14 +4,15 @@ Run (starts its own noida-db broker and a local[2] Spark session)::
 
     .venv/bin/python benchmarks/bench_spark.py            # KW_BENCH_RECORDS (default 500000) records
 
-Both sources read the same 4-partition topic in the same run (N records: 10-byte keys, 100-byte values)
+Both sources read the same topic (4 partitions by default) in the same run (N records: 10-byte keys, 100-byte values)
 and Spark aggregates them (``groupBy(partition).agg(count, sum(length(value)))``). The baseline is what
 one writes with the Python data source API and kafka-python in an afternoon: one task per partition, a
 ``KafkaConsumer`` that seeks and polls, and one Python tuple per record (the API's default path).
 kafkawire yields Arrow batches built from its columnar fetch (no Python object per record).
 
 ``KW_BENCH_ONLY=kafkawire`` runs one side only (no ratio, nothing saved).
-Rounds alternate between the two sources (``KW_BENCH_ROUNDS``, default 3; a warm-up round each first).
+Rounds alternate between the two sources (``KW_BENCH_ROUNDS``, default 3; a warm-up round each first
+unless ``KW_BENCH_WARMUP=0``). ``KW_BENCH_PARTITIONS`` (default 4) sets the topic's partitions.
 Reported per source: wall time and CPU time of the whole process tree (this driver, the JVM, the PySpark
 daemon and its Python workers, from ``/proc``), best of the rounds. The machine is shared, so CPU time
 is the steadier number; the ratio is baseline / kafkawire. Results also go to
@@ -46,7 +47,8 @@ from pyspark.sql.types import (
 
 RECORDS = int(os.environ.get("KW_BENCH_RECORDS", "500000"))
 ROUNDS = int(os.environ.get("KW_BENCH_ROUNDS", "3"))
-PARTITIONS = 4
+PARTITIONS = int(os.environ.get("KW_BENCH_PARTITIONS", "4"))
+WARMUP = os.environ.get("KW_BENCH_WARMUP", "1") != "0"
 VALUE_BYTES = 100
 KEY_BYTES = 10
 
@@ -161,6 +163,30 @@ def _tree_cpu_seconds(root: int) -> float:
     return total / tick
 
 
+def _process_cpu_seconds(pid: int) -> float:
+    """utime + stime of one process, from /proc (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_until_idle(pid: int | None, limit_s: float = 300.0) -> float:
+    """Wait until the broker process uses < 5% of a core over 2 s (noida-db persists and indexes what was
+    produced for minutes after acknowledging it, on the same 2 cores as the reads). Returns seconds waited."""
+    t0 = time.monotonic()
+    if pid is None:
+        return 0.0
+    while time.monotonic() - t0 < limit_s:
+        before = _process_cpu_seconds(pid)
+        time.sleep(2)
+        if _process_cpu_seconds(pid) - before < 0.1:
+            break
+    return time.monotonic() - t0
+
+
 def _produce(bootstrap: str, topic: str) -> None:
     from kafkawire import BinaryColumn
     from kafkawire.client import Client
@@ -181,7 +207,12 @@ def _produce(bootstrap: str, topic: str) -> None:
 def _query(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[tuple[int, int, int]]:
     from pyspark.sql import functions as F
 
-    df = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic).load()
+    reader = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+    if fmt == "kafkawire":
+        # noida answers a fetch with everything up to the log end, whatever the fetch sizes say: at 10M
+        # records that is ~300 MB per partition, over the client's default 256 MiB response limit.
+        reader = reader.option("kafka.receive.message.max.bytes", str(2**31 - 1))
+    df = reader.load()
     out = df.groupBy("partition").agg(F.count("*").alias("n"), F.sum(F.length("value")).alias("bytes")).collect()
     return sorted((r["partition"], r["n"], r["bytes"]) for r in out)
 
@@ -196,10 +227,15 @@ def main() -> None:
         t0 = time.monotonic()
         _produce(broker.bootstrap, topic)
         print(f"produced {RECORDS} records of {VALUE_BYTES} B in {time.monotonic() - t0:.1f} s", flush=True)
+        print(f"broker idle after {_wait_until_idle(broker.pid):.0f} s more", flush=True)
         spark = session(
             "local[2]",
             app_name="kafkawire-bench",
-            config={"spark.sql.shuffle.partitions": "2", "spark.ui.showConsoleProgress": "false"},
+            config={
+                "spark.sql.shuffle.partitions": "2",
+                "spark.ui.showConsoleProgress": "false",
+                "spark.driver.memory": os.environ.get("KW_BENCH_DRIVER_MEMORY", "1g"),
+            },
         )
         spark.sparkContext.setLogLevel("ERROR")
         spark.dataSource.register(KafkaPythonDataSource)
@@ -208,15 +244,17 @@ def main() -> None:
             contenders = {k: v for k, v in contenders.items() if k == os.environ["KW_BENCH_ONLY"]}
         results: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in contenders}
         answers = {}
-        for rnd in range(ROUNDS + 1):
+        for rnd in range(0 if WARMUP else 1, ROUNDS + 1):
             for name, fmt in contenders.items():
                 cpu0, wall0 = _tree_cpu_seconds(os.getpid()), time.monotonic()
+                broker0 = _process_cpu_seconds(broker.pid) if broker.pid else 0.0
                 answers[name] = _query(spark, fmt, broker.bootstrap, topic)
                 wall, cpu = time.monotonic() - wall0, _tree_cpu_seconds(os.getpid()) - cpu0
+                broker_cpu = (_process_cpu_seconds(broker.pid) if broker.pid else 0.0) - broker0
                 if rnd:  # round 0 warms up workers and JIT
                     results[name]["wall"].append(wall)
                     results[name]["cpu"].append(cpu)
-                print(f"round {rnd} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s", flush=True)
+                print(f"round {rnd} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s (broker {broker_cpu:.2f} s)", flush=True)
         first = next(iter(answers.values()))
         assert all(a == first for a in answers.values()), answers
         assert sum(n for _, n, _ in first) == RECORDS
