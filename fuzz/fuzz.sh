@@ -7,7 +7,7 @@
 # writes seed corpora into build/fuzz-corpus/ (kept between runs: the fuzzer adds what it learns),
 # then gives each target a slice of at most FUZZ_SLICE seconds (default 240) in turn until
 # TOTAL_SECONDS (default 3600) are used. Crashes go to build/fuzz-artifacts/TARGET/; the per-target
-# execution totals are printed at the end and written to build/fuzz-summary.txt.
+# execution totals are printed at the end and written to build/fuzz-summary.txt ($FUZZ_SUMMARY).
 # One fuzzing process at a time: the machine is shared.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +67,6 @@ done
 {
   echo "target executions crashes (ASan+UBSan, $(date -u +%FT%TZ), ${TOTAL}s budget)"
   for t in "${TARGETS[@]}"; do echo "$t ${RUNS[$t]} ${CRASHES[$t]}"; done
-} | tee "$ROOT/build/fuzz-summary.txt"
+} | tee "${FUZZ_SUMMARY:-$ROOT/build/fuzz-summary.txt}"
 total_crashes=0; for t in "${TARGETS[@]}"; do total_crashes=$((total_crashes + ${CRASHES[$t]})); done
 [ "$total_crashes" -eq 0 ]
