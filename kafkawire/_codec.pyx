@@ -819,17 +819,9 @@ cdef class _Decoder:
         self.a_val_data = _pooled(val_res + KW_COPY_SLACK, cnp.NPY_UINT8, 1)
         self.a_val_null = _zeros(nrec, cnp.NPY_BOOL)
         c = &self.c
-        c.offset = <int64_t *>_ptr(self.a_offset)
-        c.timestamp = <int64_t *>_ptr(self.a_timestamp)
-        c.ttype = <int8_t *>_ptr(self.a_ttype)
-        c.batch_index = <int32_t *>_ptr(self.a_batch_index)
-        c.hdr_off = <int32_t *>_ptr(self.a_hdr_off)
-        c.key_off = <int32_t *>_ptr(self.a_key_off)
+        self.bind_records()
         c.key_data = <uint8_t *>_ptr(self.a_key_data)
-        c.key_null = <uint8_t *>_ptr(self.a_key_null)
-        c.val_off = <int32_t *>_ptr(self.a_val_off)
         c.val_data = <uint8_t *>_ptr(self.a_val_data)
-        c.val_null = <uint8_t *>_ptr(self.a_val_null)
         c.key_off[0] = 0
         c.val_off[0] = 0
         c.rec_cap = nrec
@@ -915,6 +907,13 @@ cdef class _Decoder:
         self.a_key_null = _regrow(self.a_key_null, cap, n, cnp.NPY_BOOL, 1, True)
         self.a_val_off = _regrow(self.a_val_off, cap + 1, n + 1, cnp.NPY_INT32, 4, False)
         self.a_val_null = _regrow(self.a_val_null, cap, n, cnp.NPY_BOOL, 1, True)
+        self.bind_records()
+        c.rec_cap = cap
+        return 0
+
+    cdef void bind_records(self) noexcept:
+        """Point the parser's per-record outputs at the record arrays (after allocating or growing them)."""
+        cdef kw_cols *c = &self.c
         c.offset = <int64_t *>_ptr(self.a_offset)
         c.timestamp = <int64_t *>_ptr(self.a_timestamp)
         c.ttype = <int8_t *>_ptr(self.a_ttype)
@@ -924,8 +923,6 @@ cdef class _Decoder:
         c.key_null = <uint8_t *>_ptr(self.a_key_null)
         c.val_off = <int32_t *>_ptr(self.a_val_off)
         c.val_null = <uint8_t *>_ptr(self.a_val_null)
-        c.rec_cap = cap
-        return 0
 
     cdef void add_batch(self, int64_t base, int64_t pid, int16_t epoch, int32_t seq, int32_t ple, bint txn,
                         int8_t magic, int8_t codec) noexcept:
