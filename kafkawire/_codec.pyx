@@ -569,8 +569,8 @@ cdef class _Decoder:
                                     Py_ssize_t *out_len, bint scratch=False) except NULL:
         # The payload is handed over as a memoryview of the fetched buffer (no copy: it stays alive for
         # the whole call), and whatever buffer comes back is read in place (no copy either). It is held in
-        # ``self.inflated`` until the next call (or ``release``): one decompressed section lives at a
-        # time, so N decompression bombs in one fetch never hold more than one cap of memory, and the
+        # ``self.inflated`` until the next call, or until its entry is parsed: one decompressed section
+        # lives at a time, so N decompression bombs in one fetch never hold more than one cap of memory, and the
         # section is parsed while it is still in cache.
         cdef object src = PyMemoryView_FromMemory(<char *>p, n, PyBUF_READ)
         cdef object out
