@@ -29,6 +29,7 @@ __all__ = [
     "TARGETS",
     "RESPONSES",
     "FUZZ_CAP",
+    "GZIP_FAST_PATH_LENIENCY",
     "InvariantViolation",
     "apply_fuzz_limits",
     "fix_crcs",
@@ -47,6 +48,12 @@ RESPONSES: list[tuple[type, int]] = [
     for resp in (API_BY_KEY[key][1],)
     for v in range(resp.MIN_VERSION, resp.MAX_VERSION + 1)
 ]
+
+
+#: zlib refusals that gzip's fast path (miniz_oxide, through cramjam) does not share: a back-reference
+#: reaching before the start of the member reads zeros there. The member's CRC32 and ISIZE must still
+#: match what it returns (docs/SECURITY.md). Any other disagreement with zlib is a violation.
+GZIP_FAST_PATH_LENIENCY = ("invalid distance too far back",)
 
 
 class InvariantViolation(AssertionError):
@@ -220,7 +227,8 @@ def target_v2(data: bytes) -> None:
 def target_decompress(data: bytes) -> None:
     """compression.decompress on hostile payloads: every codec and magic, with the cap enforced.
 
-    ``data[0]``: bits 0-2 codec, bits 3-4 magic.
+    ``data[0]``: bits 0-2 codec, bits 3-4 magic. gzip is checked differentially: what decompress
+    returns (through cramjam's fast path when it applies) must be what zlib alone returns.
     """
     if not data:
         return
@@ -232,6 +240,17 @@ def target_decompress(data: bytes) -> None:
         return
     if len(out) > compression.MAX_DECOMPRESSED_SIZE:
         raise InvariantViolation(f"decompress returned {len(out)} bytes, above the cap")
+    if codec == 1:
+        # Differential: gzip's cramjam fast path may only accept what zlib accepts, with the same bytes,
+        # apart from the one documented leniency of miniz_oxide (GZIP_FAST_PATH_LENIENCY).
+        try:
+            want = compression._gzip_decompress_zlib(payload, compression.MAX_DECOMPRESSED_SIZE)
+        except Exception as exc:
+            if not any(why in str(exc) for why in GZIP_FAST_PATH_LENIENCY):
+                raise InvariantViolation(f"gzip fast path accepted what zlib refuses: {exc!r}") from exc
+        else:
+            if bytes(out) != want:
+                raise InvariantViolation("gzip fast path and zlib inflate to different bytes")
 
 
 def target_protocol(data: bytes) -> None:

@@ -99,4 +99,5 @@ cdef extern from "kw_pool.h" nogil:
 
 cdef extern from "kw_frames.h" nogil:
     int64_t kw_lz4_frame_bound(const uint8_t *p, size_t n, int *exact)
+    int64_t kw_gzip_member_size(const uint8_t *p, size_t n)
     int64_t kw_zstd_frame_bound(const uint8_t *p, size_t n, int *exact)

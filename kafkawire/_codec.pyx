@@ -112,18 +112,20 @@ cdef enum:
 cdef object _compression = None
 
 
+cdef object _gzip_into = None
 cdef object _lz4_into = None
 cdef object _zstd_into = None
 
 
 cdef object _compression_module():
     # Imported on first use: kafkawire.compression needs optional codecs and is not needed to import us.
-    global _compression, _lz4_into, _zstd_into
+    global _compression, _gzip_into, _lz4_into, _zstd_into
     if _compression is None:
         import cramjam
 
         from kafkawire import compression
 
+        _gzip_into = cramjam.gzip.decompress_into
         _lz4_into = cramjam.lz4.decompress_into
         _zstd_into = cramjam.zstd.decompress_into
         _compression = compression
@@ -517,7 +519,7 @@ cdef class _Decoder:
     cdef Entry *entries
     cdef Py_ssize_t n_entries, cap_entries
     cdef object inflated  # the decompressed section being parsed (one at a time)
-    cdef cnp.ndarray scratch  # pass 2's reused output buffer for LZ4 and zstd frames
+    cdef cnp.ndarray scratch  # pass 2's reused output buffer for gzip members and LZ4 and zstd frames
     # read-committed state (Java's CompletedFetch): next aborted entry, producers in an aborted range
     cdef bint read_committed
     cdef list aborted
@@ -578,18 +580,25 @@ cdef class _Decoder:
         cdef int64_t bound = -1
         cdef int exact = 0
         self.inflated = None  # drop the previous section before inflating the next
-        if scratch and (codec == 3 and magic != 0 or codec == 4):
-            # Fast path (pass 2 only: the output is overwritten by the next batch): one standard frame,
-            # sized in C exactly as kafkawire.compression sizes it, inflated by the same cramjam call
-            # into a buffer reused batch after batch (warm in cache). Anything else, or any failure,
-            # takes the general path below, which raises the right error.
-            bound = (kw_lz4_frame_bound if codec == 3 else kw_zstd_frame_bound)(p, <size_t>n, &exact)
+        if scratch and (codec == 3 and magic != 0 or codec == 4 or codec == 1):
+            # Fast path (pass 2 only: the output is overwritten by the next batch): one plain gzip member
+            # or one standard LZ4/zstd frame, sized in C exactly as kafkawire.compression sizes it,
+            # inflated by the same cramjam call into a buffer reused batch after batch (warm in cache).
+            # Anything else, or any failure, takes the general path below, which raises the right error.
+            if codec == 1:
+                bound = kw_gzip_member_size(p, <size_t>n)
+                exact = 1
+            else:
+                bound = (kw_lz4_frame_bound if codec == 3 else kw_zstd_frame_bound)(p, <size_t>n, &exact)
             if 0 <= bound <= _compression_module().MAX_DECOMPRESSED_SIZE:
                 if self.scratch is None or cnp.PyArray_DIM(self.scratch, 0) < bound:
                     self.scratch = _pooled(max(bound, 1 << 17), cnp.NPY_UINT8, 1)
                 try:
-                    out_len[0] = (_lz4_into if codec == 3 else _zstd_into)(src, self.scratch[:bound])
-                    return <const uint8_t *>cnp.PyArray_DATA(self.scratch)
+                    out_len[0] = (_gzip_into if codec == 1 else _lz4_into if codec == 3 else _zstd_into)(
+                        src, self.scratch[:bound])
+                    # gzip: a member that gives less than its ISIZE is for the general path to judge
+                    if codec != 1 or out_len[0] == bound:
+                        return <const uint8_t *>cnp.PyArray_DATA(self.scratch)
                 except Exception:
                     pass
         out = _compression_module().decompress(codec, src, magic)

@@ -2,8 +2,9 @@
 
 Both codec implementations (the compiled core and the pure-Python reference) call :func:`compress` and
 :func:`decompress` once per compressed batch, so the bytes they produce are identical. The heavy lifting
-is done by `cramjam <https://github.com/milesgranger/cramjam>`_ (gzip uses the standard library's zlib,
-which can stop at an output limit); this module adds the Kafka-specific framing:
+is done by `cramjam <https://github.com/milesgranger/cramjam>`_ (gzip falls back to the standard library's
+zlib, which can stop at an output limit, for anything but one plain member); this module adds the
+Kafka-specific framing:
 
 * **gzip** (codec 1): a plain gzip member. The header is written here with mtime 0 and OS 255 so the
   output is deterministic. Decoding accepts concatenated members (as Java's ``GZIPInputStream`` does).
@@ -169,7 +170,43 @@ def _gzip_compress(data: _Buffer) -> bytes:
     return _GZIP_HEADER + body + trailer
 
 
+#: Deflate cannot expand more than 1032:1 (a 258-byte match per 2-bit code, block overhead aside): an
+#: ISIZE above this multiple of the member's size is a lie, and no buffer is ever sized from it.
+_DEFLATE_MAX_RATIO = 1032
+
+
 def _gzip_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
+    """Inflate a gzip payload: one plain member through cramjam, sized by its trailer; else zlib.
+
+    The fast path takes only what Java's ``GZIPOutputStream``, librdkafka and Python write: a member
+    with no optional header fields (FLG 0) whose trailing ISIZE is at most the cap (and what deflate can
+    produce from the bytes present). cramjam inflates it into a buffer of exactly ISIZE bytes: it
+    checks the CRC32 and ISIZE of the trailer and refuses to write past the buffer, so a payload that
+    would give more (a second member, a forged ISIZE) fails there. Any failure, or any other shape,
+    goes to :func:`_gzip_decompress_zlib`, which decides and names the fault. The fast path gives zlib's
+    bytes wherever zlib accepts, and refuses what zlib refuses with one exception: a back-reference
+    reaching before the start of the member (zlib: "invalid distance too far back") reads zeros in
+    miniz_oxide, and the member is accepted if its CRC32 and ISIZE match that output. ``fuzz/targets.py``
+    checks this differentially; docs/SECURITY.md lists it.
+    """
+    buf = _as_bytes_like(data)
+    n = len(buf)
+    if n >= 18 and buf[0] == 0x1F and buf[1] == 0x8B and buf[2] == 8 and buf[3] == 0:
+        isize = buf[n - 4] | buf[n - 3] << 8 | buf[n - 2] << 16 | buf[n - 1] << 24
+        if isize <= cap and isize <= _DEFLATE_MAX_RATIO * n:
+            out = np.empty(isize, dtype=np.uint8)
+            try:
+                got = cramjam.gzip.decompress_into(buf, out)
+            except cramjam.DecompressionError:
+                pass
+            else:
+                if got == isize:
+                    return memoryview(out).toreadonly()
+    return _gzip_decompress_zlib(buf, cap)
+
+
+def _gzip_decompress_zlib(data: _Buffer, cap: int) -> bytes:
+    """Inflate gzip with zlib: every header flag, concatenated members, the cap applied while inflating."""
     # zlib's max_length stops inflating at the limit, so a bomb never materialises past cap + 1 bytes.
     buf = bytes(data)
     chunks: list[bytes] = []

@@ -419,16 +419,43 @@ def test_record_columns_grow_past_the_guess(reference: ModuleType, candidate_imp
     assert candidate_impl.decode(fetch, True, -1, False, []).equals(ref)
 
 
+def _gzip_variants(section: bytes) -> list[bytes]:
+    """gzip payloads around one records section: one plain member (ours, Python's), optional header fields,
+    several members, and members whose trailer lies (ISIZE off by one or huge, CRC wrong)."""
+    import gzip
+    import io
+
+    from kafkawire import compression
+
+    ours = compression.compress(1, section, 2)
+    named = io.BytesIO()
+    with gzip.GzipFile(filename="records", mode="wb", fileobj=named, mtime=0) as f:
+        f.write(section)
+    empty = compression.compress(1, b"", 2)
+    half = len(section) // 2
+    two = compression.compress(1, section[:half], 2) + compression.compress(1, section[half:], 2)
+    out = [ours, gzip.compress(section, mtime=0), named.getvalue(), empty + ours, ours + empty, two,
+           ours + b"\x1f\x8b", ours + b"\x00", ours[:-1], ours[:-4], ours[:20]]
+    for isize in (len(section) - 1, len(section) + 1, 0, 0xFFFFFFFF, 2 * len(section)):
+        out.append(ours[:-4] + struct.pack("<I", isize))
+    for i in list(range(10)) + list(range(len(ours) - 8, len(ours))):  # header and trailer, each bit
+        for bit in (0x01, 0x08, 0x10, 0x40, 0x80):
+            out.append(ours[:i] + bytes([ours[i] ^ bit]) + ours[i + 1:])
+    return out
+
+
 def _frame_variants(codec: int) -> list[bytes]:
-    """LZ4 (codec 3) or zstd (codec 4) payloads around one records section: the standard frame our
-    encoder writes, the frames other libraries write (content size, checksums, several frames), and
-    hostile framings (lying sizes, truncation, trailing bytes, skippable frames)."""
+    """gzip (codec 1), LZ4 (codec 3) or zstd (codec 4) payloads around one records section: the standard
+    frame our encoder writes, the frames other libraries write (content size, checksums, several frames),
+    and hostile framings (lying sizes, truncation, trailing bytes, skippable frames)."""
     import cramjam
 
     from kafkawire import compression
 
     record = bytes([12, 0, 0, 0, 1, 1, 0])
     section = record * 500
+    if codec == 1:
+        return _gzip_variants(section)
     ours = compression.compress(codec, section, 2)
     other = bytes(cramjam.lz4.compress(section)) if codec == 3 else bytes(cramjam.zstd.compress(section, level=1))
     skippable = struct.pack("<II", 0x184D2A50, 3) + b"abc"
@@ -440,11 +467,11 @@ def _frame_variants(codec: int) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("codec", [3, 4])
+@pytest.mark.parametrize("codec", [1, 3, 4])
 def test_frame_fast_path_agrees(reference: ModuleType, candidate_impl: ModuleType, codec: int) -> None:
-    """The compiled core sizes single standard LZ4/zstd frames in C (kw_frames.h) and inflates them into a
-    reused buffer; on every framing, standard or not, valid or not, it must give what the reference gives.
-    Each payload is decoded second in its fetch (pass 2 is where the fast path runs)."""
+    """The compiled core sizes single plain gzip members and standard LZ4/zstd frames in C (kw_frames.h)
+    and inflates them into a reused buffer; on every framing, standard or not, valid or not, it must give
+    what the reference gives. Each payload is decoded second in its fetch (pass 2 is where the fast path runs)."""
     record = bytes([12, 0, 0, 0, 1, 1, 0])
     first = _v2_raw(record * 500, 500, codec, 0)
     for payload in _frame_variants(codec):

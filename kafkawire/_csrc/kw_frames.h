@@ -1,5 +1,6 @@
 /*
- * kw_frames.h -- output bounds of single LZ4 and zstd frames, for the compiled decoder's fast path.
+ * kw_frames.h -- output sizes of single gzip members and LZ4 and zstd frames, for the compiled decoder's
+ * fast path.
  *
  * kafkawire.compression validates LZ4/zstd framing in Python before it sizes the output buffer and calls
  * cramjam. For the common case (one standard frame) the compiled decoder computes the same bound here, in
@@ -119,6 +120,17 @@ static int64_t kw_zstd_frame_bound(const uint8_t *p, size_t n, int *exact) {
     }
     *exact = 0;
     return walked;
+}
+
+/* Size of one plain gzip member filling p[0:n) (no optional header fields, FLG 0: what Java, librdkafka
+ * and Python write): its trailing ISIZE when deflate could produce that much from n bytes, else -1. The
+ * caller inflates into exactly that many bytes and requires exactly that many back, as
+ * kafkawire.compression._gzip_decompress does. */
+static int64_t kw_gzip_member_size(const uint8_t *p, size_t n) {
+    if (n < 18 || p[0] != 0x1F || p[1] != 0x8B || p[2] != 8 || p[3] != 0) return -1;
+    int64_t isize = (int64_t)kw_le32(p + n - 4);
+    if ((uint64_t)isize > 1032 * (uint64_t)n) return -1; /* deflate expands at most 1032:1 */
+    return isize;
 }
 
 #endif /* KW_FRAMES_H */
