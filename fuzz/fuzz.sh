@@ -60,8 +60,10 @@ while :; do
     [ "$left" -ge 5 ] || break 2
     slice=$(( left < SLICE ? left : SLICE ))
     log="$LOGDIR/$t.$start.round$round.log"
+    t0=$(date +%s)
     "$PY" -m fuzz.run "$t" --engine atheris --max-time "$slice" --runs "$RUNS_EACH" >"$log" 2>&1
     rc=$?
+    took=$(( $(date +%s) - t0 ))
     n=$(grep -Eo '^Done [0-9]+ runs' "$log" | tail -1 | grep -Eo '[0-9]+')
     n=${n:-$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#')}
     RUNS[$t]=$(( ${RUNS[$t]} + ${n:-0} ))
@@ -69,7 +71,7 @@ while :; do
       CRASHES[$t]=$(( ${CRASHES[$t]} + 1 ))
       echo "[fuzz] $t: CRASH (exit $rc), see $log and build/fuzz-artifacts/$t/"
     fi
-    echo "[fuzz] round $round $t: ${n:-0} runs in ${slice}s (total ${RUNS[$t]})"
+    echo "[fuzz] round $round $t: ${n:-0} runs in ${took}s (total ${RUNS[$t]})"
   done
   [ "$RUNS_EACH" -eq 0 ] || break
 done
