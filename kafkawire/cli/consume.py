@@ -210,22 +210,51 @@ def _start_offsets(
     return {p: by_time[p].offset if by_time[p].offset >= 0 else latest[p].offset for p in partitions}
 
 
+class _StopSignals:
+    """SIGTERM and Ctrl-C (SIGINT) end consuming with ``KeyboardInterrupt``, but never inside :meth:`held`.
+
+    A signal that arrives while a batch is being written and counted is held until both are done, so the
+    summary line counts exactly the records that were output (a signal between the two used to lose the
+    batch from the count).
+    """
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.pending = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.holding:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending:  # reached only when the block completed: raise what it held back
+            self.pending = False
+            raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C while consuming, so both end ``--follow`` cleanly (files closed)."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
+def _stop_signals() -> Iterator[_StopSignals]:
+    """Install :class:`_StopSignals` for SIGTERM and SIGINT while consuming (main thread only)."""
+    stops = _StopSignals()
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, stops.handler)
     except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
+        pass
     try:
-        yield
+        yield stops
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -256,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     written = 0
     bar = None
     try:
-        with make_client(args) as client, _sigterm_as_interrupt():
+        with make_client(args) as client, _stop_signals() as stops:
             available = client.partitions_for(topic)
             partitions = sorted(set(args.partition)) if args.partition else available
             missing = [p for p in partitions if p not in available]
@@ -300,8 +329,9 @@ def run(args: argparse.Namespace) -> int:
                             if limit is not None:
                                 count = min(count, limit - written)
                             if count:
-                                writer.write(topic, p, cols, count)
-                                written += count
+                                with stops.held():  # a stop signal waits until the batch is counted
+                                    writer.write(topic, p, cols, count)
+                                    written += count
                                 if bar is not None:
                                     bar.update(count)
                             if count < n:

@@ -365,3 +365,25 @@ def test_broker_command_tansu_and_bad_options(capsys: pytest.CaptureFixture) -> 
     assert rc == 0
     assert main(["broker", "--kind", "tansu", "--data-dir", "/tmp/x"]) == 1
     assert "--data-dir needs --kind noida" in capsys.readouterr().err
+
+
+def test_stop_signal_during_a_write_waits_until_the_batch_is_counted() -> None:
+    """The race `test_console_script_follow_until_sigterm` once lost (a SIGTERM between writing a batch
+    and counting it printed "consumed 1 record" after 3 lines): a signal inside `held()` is raised only
+    after the block completes; outside it is raised at once."""
+    from kafkawire.cli.consume import _stop_signals
+
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with _stop_signals() as stops:
+        counted = 0
+        with pytest.raises(KeyboardInterrupt):
+            with stops.held():
+                os.kill(os.getpid(), signal.SIGTERM)  # delivered here, while the batch is being written
+                time.sleep(0.05)
+                counted += 2  # still runs: the signal is held
+        assert counted == 2
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # interrupted at once, outside held()
+        assert not stops.pending
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # handlers restored
