@@ -578,7 +578,7 @@ cdef class _Decoder:
         cdef object out
         cdef cnp.ndarray arr
         cdef int64_t bound = -1
-        cdef int exact = 0
+        cdef int exact = 0  # filled by the LZ4/zstd bound functions; the fast path only needs the bound
         self.inflated = None  # drop the previous section before inflating the next
         if scratch and (codec == 3 and magic != 0 or codec == 4 or codec == 1):
             # Fast path (pass 2 only: the output is overwritten by the next batch): one plain gzip member
@@ -587,7 +587,6 @@ cdef class _Decoder:
             # Anything else, or any failure, takes the general path below, which raises the right error.
             if codec == 1:
                 bound = kw_gzip_member_size(p, <size_t>n)
-                exact = 1
             else:
                 bound = (kw_lz4_frame_bound if codec == 3 else kw_zstd_frame_bound)(p, <size_t>n, &exact)
             if 0 <= bound <= _compression_module().MAX_DECOMPRESSED_SIZE:
