@@ -768,17 +768,29 @@ class MockCluster(Broker):
 _KINDS: dict[str, type[Broker]] = {"noida": NoidaBroker, "tansu": TansuBroker, "mock": MockCluster}
 
 
-def start_broker(kind: str = "noida", **options: Any) -> Broker:
-    """Start a broker of ``kind`` (``"noida"``, ``"tansu"`` or ``"mock"``) and wait until it listens.
+def _broker_class(kind: str) -> type[Broker]:
+    if kind == "kafka":
+        # Imported here: kafka.py builds on this module's SubprocessBroker.
+        from .kafka import ApacheKafkaBroker
 
-    ``options`` go to the class: ``port``, ``log_dir``, ``startup_timeout``, ``keep_files`` for the
-    subprocess brokers, ``data_dir`` for noida, ``tls``/``authentication``/``users`` for tansu,
-    ``brokers`` for mock. Raises :class:`BrokerStartError` (with the broker's stderr tail) on failure.
-    """
+        return ApacheKafkaBroker
     try:
-        cls = _KINDS[kind]
+        return _KINDS[kind]
     except KeyError:
-        raise ValueError(f"unknown broker kind {kind!r}; expected one of {sorted(_KINDS)}") from None
+        raise ValueError(f"unknown broker kind {kind!r}; expected one of {sorted([*_KINDS, 'kafka'])}") from None
+
+
+def start_broker(kind: str = "noida", **options: Any) -> Broker:
+    """Start a broker of ``kind`` and wait until it answers.
+
+    ``"kafka"`` is Apache Kafka itself (KRaft, one JVM; the reference broker, see
+    :mod:`kafkawire.testing.kafka`); ``"noida"``, ``"tansu"`` and ``"mock"`` are the stand-ins that need no
+    JVM. ``options`` go to the class: ``port``, ``log_dir``, ``startup_timeout``, ``keep_files`` for the
+    subprocess brokers, ``version``/``config``/``heap`` for kafka, ``data_dir`` for noida,
+    ``tls``/``authentication``/``users`` for tansu, ``brokers`` for mock. Raises :class:`BrokerStartError`
+    (with the broker's log tail) on failure.
+    """
+    cls = _broker_class(kind)
     broker = cls(**options)
     try:
         return broker.start()

@@ -1,0 +1,319 @@
+"""Apache Kafka itself, in KRaft mode, as an embedded broker: the reference every stand-in is checked against.
+
+``start_broker("kafka")`` resolves the broker's jars from Maven Central once (:mod:`.maven`, cached outside
+the repository), formats a KRaft log directory, and runs one JVM that is both broker and controller on two
+free loopback ports. It has the same surface as the other kinds (``.bootstrap``, ``.stop()``,
+``.restart(graceful=...)`` keeping its log directories, context manager, killed with its parent).
+
+The version is pinned here (:data:`DEFAULT_KAFKA_VERSION`) and can be overridden with
+``KAFKAWIRE_KAFKA_VERSION`` or ``start_broker("kafka", version="3.9.1")``: Kafka 4 removed message formats
+v0/v1 and the oldest request versions (KIP-896), so the legacy paths of the codec and client need a 3.x
+broker to meet a real peer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .brokers import _LIVE, BrokerStartError, SubprocessBroker, _tail, free_port
+from .maven import MavenError, classpath, resolve
+
+__all__ = ["DEFAULT_KAFKA_VERSION", "ApacheKafkaBroker", "java_binary", "kafka_classpath", "kafka_jars"]
+
+#: The Apache Kafka release the tests and benchmarks run against (override: ``KAFKAWIRE_KAFKA_VERSION``).
+DEFAULT_KAFKA_VERSION = "4.4.0"
+
+# Kafka 4 logs through log4j2 behind slf4j 1.7; without a binding every log line, including the reason a
+# broker refused to start, is dropped.
+_LOG4J2_BINDING = "org.apache.logging.log4j:log4j-slf4j-impl:2.25.5"
+_LOG4J2_CONFIG = """\
+status = error
+appender.out.type = Console
+appender.out.name = STDOUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = {level}
+rootLogger.appenderRef.out.ref = STDOUT
+"""
+# Kafka 3.x logs through reload4j (log4j 1.x).
+_LOG4J1_CONFIG = """\
+log4j.rootLogger={level}, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+
+
+def kafka_version(version: str | None = None) -> str:
+    """The Kafka version to use: ``version``, else ``$KAFKAWIRE_KAFKA_VERSION``, else the pinned default."""
+    return version or os.environ.get("KAFKAWIRE_KAFKA_VERSION") or DEFAULT_KAFKA_VERSION
+
+
+def _major(version: str) -> int:
+    return int(version.split(".", 1)[0])
+
+
+def kafka_jars(version: str | None = None) -> Path:
+    """The directory of the broker's jars (and Kafka's tools and Java clients) for ``version``."""
+    version = kafka_version(version)
+    coords = [f"org.apache.kafka:kafka_2.13:{version}", f"org.apache.kafka:kafka-tools:{version}"]
+    if _major(version) >= 4:
+        coords.append(_LOG4J2_BINDING)
+    try:
+        return resolve(f"kafka-{version}", coords)
+    except MavenError as e:
+        raise BrokerStartError(f"could not get Apache Kafka {version} from Maven Central: {e}") from e
+
+
+def kafka_classpath(version: str | None = None) -> str:
+    """A classpath holding the broker, ``kafka-clients`` and ``kafka-tools`` of ``version``."""
+    return classpath(kafka_jars(version))
+
+
+def java_binary() -> str:
+    """The ``java`` launcher (``$JAVA_HOME/bin/java``, else the one on PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    if found is None:
+        raise BrokerStartError("java is not installed: Apache Kafka needs Java 17 (Debian: openjdk-17-jre-headless)")
+    return found
+
+
+def _metadata_broker_count(host: str, port: int, timeout: float) -> int:
+    """Send Metadata v1 (all topics) on a fresh socket and return how many brokers the answer lists.
+
+    Deliberately independent of kafkawire's own client: the fixture that tests the client must not depend
+    on it to decide that the broker is up.
+    """
+    client_id = b"kafkawire-probe"
+    body = struct.pack(">hhih", 3, 1, 1, len(client_id)) + client_id + struct.pack(">i", -1)
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        s.sendall(struct.pack(">i", len(body)) + body)
+        head = b""
+        while len(head) < 12:  # size, correlation id, brokers array length
+            chunk = s.recv(12 - len(head))
+            if not chunk:
+                raise ConnectionError("closed")
+            head += chunk
+        _size, correlation_id, brokers = struct.unpack(">iii", head)
+        if correlation_id != 1:
+            raise ConnectionError("bad correlation id")
+        return brokers
+
+
+class ApacheKafkaBroker(SubprocessBroker):
+    """One Apache Kafka JVM in KRaft combined mode (broker + controller) on loopback.
+
+    Options: ``version`` (default :data:`DEFAULT_KAFKA_VERSION` or ``$KAFKAWIRE_KAFKA_VERSION``),
+    ``config`` (extra ``server.properties`` entries, overriding the defaults), ``heap`` (JVM ``-Xmx``,
+    default ``512m``), ``log_level`` (root log level of the broker's stdout log, default ``WARN``), plus the
+    common ``port``, ``log_dir``, ``startup_timeout``, ``keep_files``.
+    """
+
+    kind = "kafka"
+    supports_restart = True
+    # SIGTERM is Kafka's controlled shutdown (flushes and closes the logs); SIGKILL is the crash.
+    stop_signals = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
+
+    def __init__(
+        self,
+        *,
+        version: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        heap: str = "512m",
+        log_level: str = "WARN",
+        startup_timeout: float = 120.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(startup_timeout=startup_timeout, **kwargs)
+        self.version = kafka_version(version)
+        self.extra_config = {k: str(v) for k, v in (config or {}).items()}
+        self.heap = heap
+        self.log_level = log_level
+        self.data_dir = self.log_dir / "kraft-logs"
+        self.controller_port = 0
+        self.cluster_id = ""
+        self._formatted = False
+        self._classpath = ""
+
+    # configuration ---------------------------------------------------------------------------------
+    @property
+    def properties_path(self) -> Path:
+        return self.log_dir / "server.properties"
+
+    def server_properties(self) -> dict[str, str]:
+        """The broker's ``server.properties`` for the current ports (defaults, then ``config``)."""
+        props = {
+            "node.id": "1",
+            "process.roles": "broker,controller",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            # Static voters work on 3.9 and 4.x alike and need no --standalone at format time.
+            "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
+            "log.dirs": str(self.data_dir),
+            "num.partitions": "1",
+            "default.replication.factor": "1",
+            "min.insync.replicas": "1",
+            "offsets.topic.replication.factor": "1",
+            # Fewer internal partitions: the first group or transaction creates them, 50 each by default.
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "4",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            # A test's first JoinGroup should not wait 3 s for more members (the production default).
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "true",
+            "delete.topic.enable": "true",
+            "log.retention.check.interval.ms": "60000",
+        }
+        props.update(self.extra_config)
+        return props
+
+    def _write_config(self) -> None:
+        props = self.server_properties()
+        self.properties_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        if _major(self.version) >= 4:
+            (self.log_dir / "log4j2.properties").write_text(_LOG4J2_CONFIG.format(level=self.log_level))
+        else:
+            (self.log_dir / "log4j.properties").write_text(_LOG4J1_CONFIG.format(level=self.log_level))
+
+    def _jvm(self, main: str, *args: str) -> list[str]:
+        if _major(self.version) >= 4:
+            log = f"-Dlog4j2.configurationFile=file:{self.log_dir / 'log4j2.properties'}"
+        else:
+            log = f"-Dlog4j.configuration=file:{self.log_dir / 'log4j.properties'}"
+        return [
+            java_binary(),
+            f"-Xmx{self.heap}",
+            "-Xss1m",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            log,
+            f"-Dkafka.logs.dir={self.log_dir}",
+            "-cp",
+            self._classpath,
+            main,
+            *args,
+        ]
+
+    def command(self) -> list[str]:
+        return self._jvm("kafka.Kafka", str(self.properties_path))
+
+    def _format_storage(self) -> None:
+        self.cluster_id = self.cluster_id or _kraft_cluster_id()
+        cmd = self._jvm(
+            "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.properties_path),
+            "--ignore-formatted",
+        )
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.log_dir)
+        if res.returncode != 0:
+            raise BrokerStartError(
+                f"kafka-storage format failed ({res.returncode}):\n{(res.stdout + res.stderr)[-3000:]}"
+            )
+        self._formatted = True
+
+    # lifecycle -------------------------------------------------------------------------------------
+    def start(self) -> ApacheKafkaBroker:
+        with self._lock:
+            if self.running:
+                return self
+            if not self._classpath:
+                self._classpath = kafka_classpath(self.version)
+            deadline = time.monotonic() + self.startup_timeout
+            attempts = 1 if self._fixed_port else 3
+            last: Exception | None = None
+            for _ in range(attempts):
+                if not self._fixed_port:
+                    self.port = free_port(self.host)
+                    self.controller_port = free_port(self.host)
+                self._write_config()
+                if not self._formatted:
+                    self._format_storage()
+                self._proc = self._spawn()
+                try:
+                    self._wait_ready(deadline)
+                    break
+                except BrokerStartError as e:
+                    last = e
+                    self.kill_process()
+                    if self._fixed_port or time.monotonic() >= deadline:
+                        break
+            if not self.running:
+                assert last is not None
+                raise last
+            self.bootstrap = f"{self.host}:{self.port}"
+            self._fixed_port = True
+            self._restartable = True
+            _LIVE.add(self)
+            return self
+
+    def _wait_ready(self, deadline: float) -> None:
+        """Until the broker answers Metadata listing itself (the port opens before the broker is ready)."""
+        last = "no answer"
+        while time.monotonic() < deadline:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                code = None if proc is None else proc.returncode
+                raise BrokerStartError(
+                    f"Apache Kafka {self.version} exited with status {code} before answering on "
+                    f"{self.host}:{self.port}; log tail:\n{self.log_tail()}"
+                )
+            try:
+                if _metadata_broker_count(self.host, self.port, 2.0) > 0:
+                    return
+                last = "Metadata listed no brokers yet"
+            except (OSError, ConnectionError) as e:
+                last = str(e) or type(e).__name__
+            time.sleep(0.1)
+        raise BrokerStartError(
+            f"Apache Kafka {self.version} did not answer Metadata on {self.host}:{self.port} within "
+            f"{self.startup_timeout:.0f} s ({last}); log tail:\n{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the broker's log (stdout, where its log4j config sends everything)."""
+        return "\n".join(t for t in (_tail(self.stdout_path, lines), _tail(self.stderr_path, lines)) if t)
+
+    def restart(self, *, graceful: bool = False) -> None:
+        """Stop the broker and start it again on the same ports with the same log directories.
+
+        ``graceful=False`` (the default) is a crash: SIGKILL. Kafka appends a record to its log file
+        before it acknowledges it with acks=all, and the page cache survives the process, so nothing
+        acknowledged is lost either way; ``graceful=True`` is a controlled shutdown (SIGTERM).
+        """
+        with self._lock:
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM if graceful else signal.SIGKILL)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.kill_process()
+            self.start()
+
+
+def _kraft_cluster_id() -> str:
+    # A KRaft cluster id is a base64url (no padding) UUID, what `kafka-storage random-uuid` prints.
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+

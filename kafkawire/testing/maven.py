@@ -1,0 +1,113 @@
+"""Resolve Java artifacts from Maven Central into a cache outside the repository.
+
+The Apache Kafka broker, Kafka's own Java tools and Spark's ``spark-sql-kafka`` package are all plain jars
+on Maven Central. :func:`resolve` writes a throw-away pom listing the artifacts, runs
+``mvn dependency:copy-dependencies`` once, and keeps the jars in
+``$KAFKAWIRE_CACHE/maven/<name>/`` (default ``~/.cache/kafkawire``). Later calls, from any process, find a
+``.complete`` marker and return at once; a file lock keeps two test processes from resolving the same set
+at the same moment. No jar is ever written inside the checkout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+__all__ = ["MavenError", "cache_root", "resolve"]
+
+
+class MavenError(RuntimeError):
+    """Maven is missing, or could not resolve the requested artifacts."""
+
+
+def cache_root() -> Path:
+    """Where kafkawire keeps downloaded jars (``$KAFKAWIRE_CACHE`` or ``~/.cache/kafkawire``)."""
+    root = os.environ.get("KAFKAWIRE_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "kafkawire"
+
+
+def _pom(coordinates: Sequence[str]) -> str:
+    deps = []
+    for coord in coordinates:
+        parts = coord.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"artifact {coord!r} is not group:artifact:version")
+        group, artifact, version = parts
+        deps.append(
+            f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version></dependency>"
+        )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>kafkawire.cache</groupId><artifactId>jars</artifactId><version>1</version>"
+        f"<dependencies>{''.join(deps)}</dependencies></project>\n"
+    )
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def resolve(name: str, coordinates: Sequence[str], *, timeout: float = 900.0) -> Path:
+    """The directory holding ``coordinates`` (``group:artifact:version``) and all their dependencies.
+
+    ``name`` labels the set in the cache (``kafka-4.4.0``); the directory name also carries a hash of the
+    coordinates, so changing the list resolves a fresh set. Raises :class:`MavenError` with Maven's own
+    output when resolution fails (no network, an unknown version).
+    """
+    digest = hashlib.sha256("\n".join(coordinates).encode()).hexdigest()[:10]
+    target = cache_root() / "maven" / f"{name}-{digest}"
+    marker = target / ".complete"
+    if marker.exists():
+        return target
+    with _locked(cache_root() / "maven" / f".{name}-{digest}.lock"):
+        if marker.exists():  # another process finished while this one waited
+            return target
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise MavenError(
+                "Maven (mvn) is not installed: it resolves Apache Kafka's jars from Maven Central. "
+                "Install it (Debian: apt-get install maven) or run ./dev setup."
+            )
+        if target.exists():
+            shutil.rmtree(target)
+        work = target.with_name(target.name + ".work")
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        (work / "pom.xml").write_text(_pom(coordinates))
+        jars = work / "jars"
+        proc = subprocess.run(
+            [mvn, "-q", "-B", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
+             f"-DoutputDirectory={jars}"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if proc.returncode != 0:
+            out = (proc.stdout + proc.stderr).strip().splitlines()
+            raise MavenError(
+                f"mvn could not resolve {', '.join(coordinates)} (exit {proc.returncode}):\n" + "\n".join(out[-25:])
+            )
+        jars.rename(target)
+        shutil.rmtree(work, ignore_errors=True)
+        marker.write_text("\n".join(coordinates) + "\n")
+        return target
+
+
+def classpath(directory: Path) -> str:
+    """A Java classpath of every jar in ``directory`` (sorted, so it is the same in every run)."""
+    return os.pathsep.join(str(p) for p in sorted(directory.glob("*.jar")))
