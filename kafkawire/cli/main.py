@@ -28,12 +28,23 @@ _COMMANDS = (
 )
 
 
+def version_text() -> str:
+    """``kafkawire X.Y.Z (compiled core|pure Python), Python X.Y.Z``: which codec runs matters to a bug report."""
+    import platform
+
+    from .. import __version__, compiled
+
+    core = "compiled core" if compiled else "pure Python"
+    return f"kafkawire {__version__} ({core}), Python {platform.python_version()}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kafkawire`` argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="kafkawire",
         description="The Apache Kafka wire protocol at compiled speed: a command line over kafkawire's client.",
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     for name, module, help_text in _COMMANDS:
