@@ -98,3 +98,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def reference() -> ModuleType:
     """The pure-Python reference implementation (``kafkawire._pure.codec``)."""
     return IMPLEMENTATIONS["pure"]
+
+
+# ------------------------------------------------------------------------------------- Apache Kafka
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():  # type: ignore[no-untyped-def]
+    """Apache Kafka itself (KRaft, one JVM), shared by the whole session: the reference broker.
+
+    Never skipped: when the jars cannot be resolved or the JVM does not start, the tests that use it fail
+    with the broker's own log tail. Tests that restart or kill a broker must start their own with
+    ``start_broker("kafka")`` instead of disturbing this one.
+    """
+    from kafkawire.testing import start_broker
+
+    broker = start_broker("kafka")
+    yield broker
+    broker.stop()
