@@ -131,6 +131,11 @@ class BinaryColumn:
             else:
                 if isinstance(item, str):
                     item = item.encode("utf-8")
+                elif not isinstance(item, (bytes, bytearray, memoryview)):
+                    # bytes(3) is three zero bytes: an int (or numpy integer) must never become data.
+                    raise TypeError(
+                        f"element {i} is {type(item).__name__}; expected bytes, bytearray, memoryview, str or None"
+                    )
                 b = bytes(item)
                 chunks.append(b)
                 pos += len(b)

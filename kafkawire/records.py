@@ -23,7 +23,7 @@ import numpy as np
 from . import _impl
 from .columns import BinaryColumn, RecordColumns, as_binary_column
 
-__all__ = ["decode_records", "encode_records", "record_columns", "CODECS", "codec_id"]
+__all__ = ["decode_records", "encode_records", "record_columns", "check_record_arguments", "CODECS", "codec_id"]
 
 #: Compression codec ids as stored in attribute bits 0-2.
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -91,6 +91,102 @@ def decode_records(
     )
 
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+_SCALARS = (bytes, bytearray, memoryview, str)
+# Exact element types the fast check accepts with one C-level pass over the list (subclasses such as
+# numpy.bytes_ take the per-element isinstance path below).
+_ELEMENT_TYPES = frozenset({bytes, bytearray, memoryview, str, type(None)})
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"a numpy array of dtype {x.dtype}"
+    return f"{type(x).__module__}.{type(x).__qualname__}" if type(x).__module__ != "builtins" else type(x).__name__
+
+
+def _check_column(items: Any, name: str) -> None:
+    """Raise TypeError unless ``items`` is a column of bytes-like / str / None elements."""
+    if isinstance(items, BinaryColumn) or type(items).__module__.startswith("pyarrow"):
+        return  # typed columns: BinaryColumn.from_arrow rejects non-binary Arrow types itself
+    if isinstance(items, _SCALARS):
+        # The bug this guards (issue 12): list(b"hello") is five ints, each became a zero-filled record.
+        raise TypeError(
+            f"{name} must be a sequence of bytes-like values (one per record), not a single "
+            f"{type(items).__name__} (wrap a single record in a list)"
+        )
+    if isinstance(items, np.ndarray):
+        if items.ndim != 1:
+            raise TypeError(f"{name} must be one-dimensional, got a numpy array of shape {items.shape}")
+        if items.dtype.kind in "SU":  # fixed-width bytes / str: elements are numpy.bytes_ / numpy.str_
+            return
+        if items.dtype.kind != "O":
+            raise TypeError(f"{name} is {_describe(items)}; elements must be bytes, bytearray, memoryview, str or None")
+    try:
+        it = iter(items)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of bytes-like values, not {_describe(items)}") from None
+    if it is items:
+        return  # a one-shot iterator is not consumed here; BinaryColumn.from_pylist checks each element
+    if set(map(type, items)) <= _ELEMENT_TYPES:
+        return
+    for i, x in enumerate(items):
+        if x is not None and not isinstance(x, _SCALARS):
+            raise TypeError(
+                f"{name}[{i}] is {_describe(x)}; a record value or key must be bytes, bytearray, "
+                "memoryview, str (encoded as UTF-8) or None"
+            )
+
+
+def check_record_arguments(values: Any, keys: Any = None, headers: Any = None, *, argument_prefix: str = "") -> None:
+    """Raise :class:`TypeError` naming the argument unless the record arguments have usable types.
+
+    Accepted, per record: ``bytes``, ``bytearray``, ``memoryview`` or ``None`` (null); a ``str`` is
+    encoded as UTF-8 (what Spark's Kafka sink does with a string column and what kafka-python users
+    get from a ``str.encode`` serializer). ``values`` and ``keys`` are sequences of those (lists,
+    tuples, numpy ``object``/``S``/``U`` arrays), a :class:`BinaryColumn` or a pyarrow binary/string
+    array. Rejected: a single ``bytes``/``bytearray``/``memoryview``/``str`` where a sequence is
+    expected (``list(b"hello")`` would be five ints), and any other element type (``int``, numpy
+    integers, numeric numpy arrays...), which would otherwise become zero-filled bytes.
+
+    ``headers`` is None or, per record, None or a sequence of ``(key, value)`` pairs with a ``str`` or
+    bytes-like key and a bytes-like/``str``/None value. Lengths are not checked here (that is a
+    :class:`ValueError` where the columns are built). ``argument_prefix`` is prepended to the argument
+    names in messages (e.g. ``"records."`` gives ``records.values[3]``). A one-shot iterator is not
+    consumed; its elements are checked when the column is built.
+    """
+    _check_column(values, f"{argument_prefix}values")
+    if keys is not None:
+        _check_column(keys, f"{argument_prefix}keys")
+    if headers is None:
+        return
+    name = f"{argument_prefix}headers"
+    if isinstance(headers, (*_SCALARS, dict)) or isinstance(headers, np.ndarray) and headers.dtype.kind != "O":
+        raise TypeError(
+            f"{name} must be a sequence with one list of (key, value) pairs per record, not {_describe(headers)}"
+        )
+    try:
+        entries = iter(headers)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of per-record header lists, not {_describe(headers)}") from None
+    if entries is headers:
+        return
+    for i, hs in enumerate(headers):
+        if hs is None:
+            continue
+        if isinstance(hs, (*_SCALARS, dict)) or not hasattr(hs, "__iter__"):
+            raise TypeError(f"{name}[{i}] must be None or a list of (key, value) pairs, not {_describe(hs)}")
+        for j, pair in enumerate(hs):
+            if isinstance(pair, _SCALARS) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{name}[{i}][{j}] must be a (key, value) pair, not {_describe(pair)}")
+            k, v = pair
+            if k is not None and not isinstance(k, _SCALARS):
+                raise TypeError(f"{name}[{i}][{j}] key is {_describe(k)}; header keys are str or bytes-like")
+            if v is not None and not isinstance(v, _SCALARS):
+                raise TypeError(
+                    f"{name}[{i}][{j}] value is {_describe(v)}; header values are bytes-like, str (UTF-8) or None"
+                )
+
+
 def _headers_columns(
     headers: HeadersArg | None, n: int
 ) -> tuple[np.ndarray | None, BinaryColumn | None, BinaryColumn | None]:
@@ -105,6 +201,8 @@ def _headers_columns(
         for k, v in hs or ():
             if k is None:
                 raise ValueError("header keys cannot be null")
+            if not isinstance(k, _SCALARS):
+                raise TypeError(f"headers[{i}] key is {_describe(k)}; header keys are str or bytes-like")
             hkeys.append(k.encode("utf-8") if isinstance(k, str) else bytes(k))
             hvals.append(v)
         offsets[i + 1] = len(hkeys)
@@ -118,7 +216,9 @@ def record_columns(
 ) -> tuple[BinaryColumn, BinaryColumn | None, np.ndarray]:
     """Normalise record inputs once: values and keys to :class:`BinaryColumn` (keys None = all null),
     timestamps to an int64 array of the same length (default: now, in ms). Shared by
-    :func:`encode_records` and the client's ``produce``."""
+    :func:`encode_records` and the client's ``produce``. Element types are checked as in
+    :func:`check_record_arguments` (TypeError naming the argument)."""
+    check_record_arguments(values, keys)
     vcol = as_binary_column(values)
     n = len(vcol)
     kcol = None if keys is None else as_binary_column(keys, n)
@@ -148,7 +248,9 @@ def encode_records(
 ) -> bytes:
     """Encode records into one record batch (magic 2) or a legacy message set (magic 0/1).
 
-    ``values`` and ``keys``: lists of bytes/None, :class:`BinaryColumn` or pyarrow binary arrays.
+    ``values`` and ``keys``: lists of bytes/None (``str`` is UTF-8 encoded), :class:`BinaryColumn` or
+    pyarrow binary arrays; anything else (an int element, a single ``bytes`` for the whole list) is a
+    :class:`TypeError`, see :func:`check_record_arguments`.
     ``timestamps``: int64 milliseconds per record (numpy array or sequence), default now.
     ``headers``: per record a list of ``(key, value)`` pairs or None (magic 2 only).
     Compressed legacy sets are one wrapper message holding the records (v1 inner offsets relative).
@@ -158,6 +260,7 @@ def encode_records(
     codec = codec_id(compression)
     if codec == 4 and magic < 2:
         raise ValueError("zstd needs magic 2 (Kafka 2.1+)")
+    check_record_arguments(values, keys, headers)
     vcol, kcol, ts = record_columns(values, keys, timestamps)
     n = len(vcol)
     if n == 0:
