@@ -6,6 +6,8 @@ is built, else in a pure-Python reference with identical results; ``kafkawire.co
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _impl
 from .columns import BinaryColumn, Record, RecordColumns
 from .errors import (
@@ -37,6 +39,9 @@ encode_unsigned_varint = _impl.impl.encode_unsigned_varint
 decode_unsigned_varint = _impl.impl.decode_unsigned_varint
 
 _LAZY = {"Client": "client", "Consumer": "client", "Producer": "client"}
+
+if TYPE_CHECKING:  # type checkers see the real classes; at run time __getattr__ imports them on first use
+    from .client import Client, Consumer, Producer
 
 
 def __getattr__(name: str) -> object:

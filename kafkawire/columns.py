@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["BinaryColumn", "Record", "RecordColumns", "as_binary_column"]
 
@@ -27,6 +28,9 @@ class BinaryColumn:
     """
 
     __slots__ = ("offsets", "data", "valid")
+    offsets: npt.NDArray[np.int32]
+    data: npt.NDArray[np.uint8]
+    valid: npt.NDArray[np.bool_] | None
 
     def __init__(self, offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None = None) -> None:
         self.offsets = offsets
@@ -234,6 +238,26 @@ class RecordColumns:
         "next_offset",
         "valid_bytes",
     )
+    # Declared for type checkers (attributes set through __slots__ in __init__ are invisible to mypy otherwise).
+    offset: npt.NDArray[np.int64]
+    timestamp: npt.NDArray[np.int64]
+    timestamp_type: npt.NDArray[np.int8]
+    key: BinaryColumn
+    value: BinaryColumn
+    header_offsets: npt.NDArray[np.int32]
+    header_key: BinaryColumn
+    header_value: BinaryColumn
+    batch_index: npt.NDArray[np.int32]
+    batch_base_offset: npt.NDArray[np.int64]
+    batch_producer_id: npt.NDArray[np.int64]
+    batch_producer_epoch: npt.NDArray[np.int16]
+    batch_base_sequence: npt.NDArray[np.int32]
+    batch_partition_leader_epoch: npt.NDArray[np.int32]
+    batch_transactional: npt.NDArray[np.bool_]
+    batch_magic: npt.NDArray[np.int8]
+    batch_codec: npt.NDArray[np.int8]
+    next_offset: int
+    valid_bytes: int
 
     #: Names of the per-record numpy columns, in a stable order (used by equality and tests).
     RECORD_ARRAYS = ("offset", "timestamp", "timestamp_type", "header_offsets", "batch_index")
