@@ -2,12 +2,13 @@
 the batches Spark hands a writer.
 
 Reading builds each ``pyarrow.RecordBatch`` from the decoder's numpy buffers without a Python object per
-record: ``key``/``value`` wrap the :class:`BinaryColumn` offsets and data, ``offset`` wraps the int64
-array, ``timestamp`` is one vectorised multiply (ms → µs, Spark's ``TimestampType`` travels as
-``timestamp[us, tz=UTC]``), and the constant ``topic`` and ``partition`` columns are sliced out of arrays
-built once per task and grown on demand. PySpark compares the first batch's schema with the declared one
-exactly (types, nullability, the list's ``element`` field name), so the schema comes from one place:
-:func:`arrow_schema`.
+record. ``key``, ``value`` and ``headers`` come from :mod:`kafkawire._arrow` (the builders ``to_arrow``
+uses too): they wrap the slice's offsets and the shared data buffer, so a slice costs its own rows only.
+``offset`` wraps the int64 array, ``timestamp`` is one vectorised multiply (ms → µs, Spark's
+``TimestampType`` travels as ``timestamp[us, tz=UTC]``), and the constant ``topic`` and ``partition``
+columns are sliced out of arrays built once per task and grown on demand. PySpark compares the first
+batch's schema with the declared one exactly (types, nullability, the list's ``element`` field name), so
+the schema comes from one place: :func:`arrow_schema`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..columns import BinaryColumn, RecordColumns
+from .._arrow import binary_array, header_struct_type, headers_array
+from ..columns import RecordColumns
 from .errors import WriteSchemaError
 
 __all__ = [
@@ -39,7 +41,7 @@ SCHEMA_DDL = (
 )
 HEADERS_DDL = "headers array<struct<key:string,value:binary>>"
 
-HEADER_STRUCT = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+HEADER_STRUCT = header_struct_type()
 #: Arrow type of the ``headers`` column as PySpark's ``to_arrow_schema`` spells it.
 HEADERS_TYPE = pa.list_(pa.field("element", HEADER_STRUCT))
 _TS_TYPE = pa.timestamp("us", tz="UTC")
@@ -107,8 +109,8 @@ class ArrowBuilder:
         topic_col, partition_col = self._constants(n)
         ts = np.asarray(cols.timestamp[lo:hi], dtype=np.int64) * 1000
         arrays = [
-            _binary_slice(cols.key, lo, hi),
-            _binary_slice(cols.value, lo, hi),
+            binary_array(cols.key, lo, hi),
+            binary_array(cols.value, lo, hi),
             topic_col,
             partition_col,
             pa.array(np.ascontiguousarray(cols.offset[lo:hi], dtype=np.int64)),
@@ -116,32 +118,8 @@ class ArrowBuilder:
             pa.array(np.asarray(cols.timestamp_type[lo:hi], dtype=np.int32)),
         ]
         if self.include_headers:
-            arrays.append(_headers(cols, lo, hi))
+            arrays.append(headers_array(cols, lo, hi, element_name="element"))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-
-
-def _binary_slice(col: BinaryColumn, lo: int, hi: int) -> pa.Array:
-    arr = col.to_arrow()
-    return arr if (lo == 0 and hi == len(col)) else arr.slice(lo, hi - lo)
-
-
-def _headers(cols: RecordColumns, lo: int, hi: int) -> pa.Array:
-    """``list<struct<key,value>>`` over the flat header columns; null (not empty) where a record has none."""
-    hoffs = np.ascontiguousarray(cols.header_offsets[lo : hi + 1], dtype=np.int32)
-    n = hi - lo
-    base = int(hoffs[0]) if len(hoffs) else 0
-    if base:
-        hoffs = hoffs - np.int32(base)
-    count = int(hoffs[-1]) if len(hoffs) else 0
-    keys = _binary_slice(cols.header_key, base, base + count).cast(pa.string()) if count else pa.array([], pa.string())
-    vals = _binary_slice(cols.header_value, base, base + count) if count else pa.array([], pa.binary())
-    children = pa.StructArray.from_arrays([keys, vals], fields=list(HEADER_STRUCT))
-    has = hoffs[1:] != hoffs[:-1]
-    nulls = int(n - np.count_nonzero(has))
-    validity = pa.py_buffer(np.packbits(has, bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(
-        HEADERS_TYPE, n, [validity, pa.py_buffer(hoffs)], null_count=nulls, children=[children]
-    )
 
 
 # ------------------------------------------------------------------------------------------- writing
