@@ -380,23 +380,9 @@ class RecordColumns:
         """
         import pyarrow as pa
 
-        n = len(self)
-        hoffs = np.ascontiguousarray(self.header_offsets, dtype=np.int32)
-        has_headers = hoffs[1:] != hoffs[:-1]
-        header_struct = pa.StructArray.from_arrays(
-            [self.header_key.to_arrow(pa.string()), self.header_value.to_arrow()], names=["key", "value"]
-        )
-        hvalid = None
-        hnulls = int(n - np.count_nonzero(has_headers))
-        if hnulls:
-            hvalid = pa.py_buffer(np.packbits(has_headers, bitorder="little"))
-        headers = pa.Array.from_buffers(
-            pa.list_(header_struct.type),
-            n,
-            [hvalid, pa.py_buffer(hoffs)],
-            null_count=hnulls,
-            children=[header_struct],
-        )
+        from ._arrow import headers_array  # the one headers builder, shared with the Spark source
+
+        headers = headers_array(self)
         arrays = [
             pa.array(self.offset, pa.int64()),
             pa.array(self.timestamp, pa.int64()).view(pa.timestamp("ms", tz="UTC")),
