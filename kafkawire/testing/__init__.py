@@ -1,6 +1,13 @@
 """Embedded Kafka-compatible brokers for tests, demos and the CLI.
 
-Three independent broker implementations can run on loopback from PyPI wheels alone (no JVM)::
+Apache Kafka itself is the reference broker (KRaft, one JVM; jars from Maven Central, cached)::
+
+    with start_broker("kafka") as broker:      # pinned version; KAFKAWIRE_KAFKA_VERSION or version="3.9.2"
+        print(broker.bootstrap)
+    with start_broker("kafka", tls=True, sasl_mechanisms=("PLAIN", "SCRAM-SHA-256"), users={"alice": "pw"}) as b:
+        b.bootstrap_for("SASL_SSL"), b.ca_file  # SSL, SASL_PLAINTEXT and SASL_SSL listeners beside PLAINTEXT
+
+Three independent stand-ins run on loopback from PyPI wheels alone (no JVM)::
 
     from kafkawire.testing import start_broker
 
@@ -11,7 +18,7 @@ Three independent broker implementations can run on loopback from PyPI wheels al
     with start_broker("mock") as broker:       # librdkafka's in-process mock cluster
         broker.create_topic("t", partitions=3)  # it has no CreateTopics API
 
-See :mod:`kafkawire.testing.brokers` for the options of each.
+See :mod:`kafkawire.testing.kafka` and :mod:`kafkawire.testing.brokers` for the options of each.
 """
 
 from __future__ import annotations
@@ -26,8 +33,12 @@ from .brokers import (
     start_broker,
     wait_for_port,
 )
+from .kafka import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, ApacheKafkaBroker
 
 __all__ = [
+    "DEFAULT_KAFKA_VERSION",
+    "LEGACY_KAFKA_VERSION",
+    "ApacheKafkaBroker",
     "Broker",
     "BrokerStartError",
     "MockCluster",

@@ -5,10 +5,15 @@ the repository), formats a KRaft log directory, and runs one JVM that is both br
 free loopback ports. It has the same surface as the other kinds (``.bootstrap``, ``.stop()``,
 ``.restart(graceful=...)`` keeping its log directories, context manager, killed with its parent).
 
+Security listeners sit beside the PLAINTEXT one on the same broker: ``tls=True`` adds ``SSL`` (a CA and a
+server certificate made at start, :mod:`.tls`; clients trust :attr:`ApacheKafkaBroker.ca_file`), and
+``sasl_mechanisms=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")`` adds ``SASL_PLAINTEXT`` (and ``SASL_SSL``
+with ``tls=True``) for the ``users`` given. :meth:`ApacheKafkaBroker.bootstrap_for` names each listener.
+
 The version is pinned here (:data:`DEFAULT_KAFKA_VERSION`) and can be overridden with
-``KAFKAWIRE_KAFKA_VERSION`` or ``start_broker("kafka", version="3.9.1")``: Kafka 4 removed message formats
-v0/v1 and the oldest request versions (KIP-896), so the legacy paths of the codec and client need a 3.x
-broker to meet a real peer.
+``KAFKAWIRE_KAFKA_VERSION`` or ``start_broker("kafka", version=LEGACY_KAFKA_VERSION)`` (3.9.2): Kafka 4
+removed message formats v0/v1 and the oldest request versions (KIP-896), so the legacy paths of the codec
+and client need a 3.x broker to meet a real peer.
 """
 
 from __future__ import annotations
@@ -21,14 +26,23 @@ import struct
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .brokers import _LIVE, BrokerStartError, SubprocessBroker, _tail, free_port
 from .maven import MavenError, classpath, resolve
 
-__all__ = ["DEFAULT_KAFKA_VERSION", "ApacheKafkaBroker", "java_binary", "kafka_classpath", "kafka_jars"]
+__all__ = [
+    "DEFAULT_KAFKA_VERSION",
+    "LEGACY_KAFKA_VERSION",
+    "SASL_MECHANISMS",
+    "ApacheKafkaBroker",
+    "java_binary",
+    "kafka_classpath",
+    "kafka_jars",
+    "kafka_version",
+]
 
 #: The Apache Kafka release the tests and benchmarks run against (override: ``KAFKAWIRE_KAFKA_VERSION``).
 DEFAULT_KAFKA_VERSION = "4.4.0"
@@ -52,6 +66,17 @@ log4j.appender.stdout=org.apache.log4j.ConsoleAppender
 log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 """
+
+
+#: The newest Kafka 3.x on Maven Central: the last line that still accepts message formats v0/v1 and the
+#: oldest request versions, which Kafka 4 removed (KIP-896). The legacy tests run against it.
+LEGACY_KAFKA_VERSION = "3.9.2"
+
+#: The SASL mechanisms a test broker can enable (GSSAPI and OAUTHBEARER need servers of their own).
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+#: The user a SASL broker gets when ``users`` is not given.
+DEFAULT_USERS = {"kafkawire": "kafkawire-secret"}
 
 
 def kafka_version(version: str | None = None) -> str:
@@ -121,6 +146,13 @@ class ApacheKafkaBroker(SubprocessBroker):
     ``config`` (extra ``server.properties`` entries, overriding the defaults), ``heap`` (JVM ``-Xmx``,
     default ``512m``), ``log_level`` (root log level of the broker's stdout log, default ``WARN``), plus the
     common ``port``, ``log_dir``, ``startup_timeout``, ``keep_files``.
+
+    Security: ``tls=True`` adds an ``SSL`` listener; ``sasl_mechanisms`` (a subset of
+    :data:`SASL_MECHANISMS`) adds ``SASL_PLAINTEXT``, and ``SASL_SSL`` as well with ``tls=True``. ``users``
+    (name -> password, default :data:`DEFAULT_USERS`) can log in with every enabled mechanism: PLAIN users
+    live in the listener's JAAS configuration, SCRAM credentials are written into the metadata log when
+    the storage is formatted (``kafka-storage format --add-scram``, KIP-900), as Kafka documents for KRaft.
+    The PLAINTEXT listener always stays: the readiness probe and the controller use it.
     """
 
     kind = "kafka"
@@ -135,11 +167,33 @@ class ApacheKafkaBroker(SubprocessBroker):
         config: Mapping[str, Any] | None = None,
         heap: str = "512m",
         log_level: str = "WARN",
+        tls: bool = False,
+        sasl_mechanisms: Sequence[str] = (),
+        users: Mapping[str, str] | None = None,
         startup_timeout: float = 120.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout, **kwargs)
         self.version = kafka_version(version)
+        self.tls = bool(tls)
+        self.sasl_mechanisms = tuple(m.upper() for m in sasl_mechanisms)
+        unknown = [m for m in self.sasl_mechanisms if m not in SASL_MECHANISMS]
+        if unknown:
+            raise ValueError(f"unsupported SASL mechanism(s) {unknown}; choose from {SASL_MECHANISMS}")
+        self.users = dict(DEFAULT_USERS if users is None else users)
+        if self.sasl_mechanisms:
+            _check_users(self.users)
+        #: The security protocols this broker listens with, PLAINTEXT first.
+        self.security_protocols = ["PLAINTEXT"]
+        if self.tls:
+            self.security_protocols.append("SSL")
+        if self.sasl_mechanisms:
+            self.security_protocols.append("SASL_PLAINTEXT")
+            if self.tls:
+                self.security_protocols.append("SASL_SSL")
+        #: Port of each listener other than PLAINTEXT (which is ``port``).
+        self.listener_ports: dict[str, int] = {}
+        self._certificates: Any = None
         self.extra_config = {k: str(v) for k, v in (config or {}).items()}
         self.heap = heap
         self.log_level = log_level
@@ -154,16 +208,67 @@ class ApacheKafkaBroker(SubprocessBroker):
     def properties_path(self) -> Path:
         return self.log_dir / "server.properties"
 
+    @property
+    def ca_file(self) -> Path:
+        """The PEM file of the CA that signed the broker's certificate (``tls=True`` only)."""
+        if self._certificates is None:
+            raise RuntimeError("this broker has no TLS listener (start it with tls=True)")
+        return Path(self._certificates.ca_file)
+
+    def bootstrap_for(self, security_protocol: str) -> str:
+        """``host:port`` of the listener speaking ``security_protocol`` (``PLAINTEXT``, ``SSL``, ``SASL_...``)."""
+        protocol = security_protocol.upper()
+        if protocol not in self.security_protocols:
+            raise ValueError(f"this broker has no {protocol} listener; it has {self.security_protocols}")
+        if not self.running and not self.bootstrap:
+            raise RuntimeError("the broker has not started")
+        port = self.port if protocol == "PLAINTEXT" else self.listener_ports[protocol]
+        return f"{self.host}:{port}"
+
+    def _listener_properties(self) -> dict[str, str]:
+        """Listener names, ports and the TLS / SASL settings of each listener."""
+        ports = {"PLAINTEXT": self.port, **self.listener_ports}
+        served = ",".join(f"{p}://{self.host}:{ports[p]}" for p in self.security_protocols)
+        props = {
+            "listeners": f"{served},CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": served,
+            "listener.security.protocol.map": ",".join(f"{p}:{p}" for p in self.security_protocols)
+            + ",CONTROLLER:PLAINTEXT",
+        }
+        if self._certificates is not None:
+            certs = self._certificates
+            # PKCS#12 keystore holding the key and its chain; no client certificates are asked for.
+            props.update({
+                "ssl.keystore.type": "PKCS12",
+                "ssl.keystore.location": str(certs.keystore),
+                "ssl.keystore.password": certs.password,
+                "ssl.key.password": certs.password,
+                "ssl.client.auth": "none",
+            })
+        for protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+            if protocol not in self.security_protocols:
+                continue
+            prefix = f"listener.name.{protocol.lower()}"
+            props[f"{prefix}.sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
+            for mechanism in self.sasl_mechanisms:
+                if mechanism == "PLAIN":
+                    # PlainLoginModule's user_<name>="<password>" options are the PLAIN user database.
+                    entries = " ".join(f'user_{name}="{pw}"' for name, pw in self.users.items())
+                    module = f"org.apache.kafka.common.security.plain.PlainLoginModule required {entries};"
+                else:
+                    # SCRAM verifies against the credentials stored in the metadata log (see _format_storage).
+                    module = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                props[f"{prefix}.{mechanism.lower()}.sasl.jaas.config"] = module
+        return props
+
     def server_properties(self) -> dict[str, str]:
         """The broker's ``server.properties`` for the current ports (defaults, then ``config``)."""
         props = {
             "node.id": "1",
             "process.roles": "broker,controller",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            **self._listener_properties(),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             # Static voters work on 3.9 and 4.x alike and need no --standalone at format time.
             "controller.quorum.voters": f"1@{self.host}:{self.controller_port}",
             "log.dirs": str(self.data_dir),
@@ -222,6 +327,7 @@ class ApacheKafkaBroker(SubprocessBroker):
         cmd = self._jvm(
             "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.properties_path),
             "--ignore-formatted",
+            *self._scram_arguments(),
         )
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.log_dir)
         if res.returncode != 0:
@@ -230,6 +336,20 @@ class ApacheKafkaBroker(SubprocessBroker):
             )
         self._formatted = True
 
+    def _scram_arguments(self) -> list[str]:
+        # KIP-900: in KRaft, SCRAM credentials go into the bootstrap metadata at format time.
+        args: list[str] = []
+        for mechanism in self.sasl_mechanisms:
+            if mechanism.startswith("SCRAM-"):
+                for name, password in self.users.items():
+                    args += ["--add-scram", f"{mechanism}=[name={name},password={password}]"]
+        return args
+
+    def _pick_ports(self) -> None:
+        self.port = free_port(self.host)
+        self.controller_port = free_port(self.host)
+        self.listener_ports = {p: free_port(self.host) for p in self.security_protocols if p != "PLAINTEXT"}
+
     # lifecycle -------------------------------------------------------------------------------------
     def start(self) -> ApacheKafkaBroker:
         with self._lock:
@@ -237,13 +357,21 @@ class ApacheKafkaBroker(SubprocessBroker):
                 return self
             if not self._classpath:
                 self._classpath = kafka_classpath(self.version)
+            if self.tls and self._certificates is None:
+                from .tls import make_broker_certificates
+
+                self._certificates = make_broker_certificates(self.log_dir / "tls")
             deadline = time.monotonic() + self.startup_timeout
             attempts = 1 if self._fixed_port else 3
             last: Exception | None = None
             for _ in range(attempts):
                 if not self._fixed_port:
-                    self.port = free_port(self.host)
+                    self._pick_ports()
+                elif not self.controller_port:  # a caller-chosen port: the others are still free ones
                     self.controller_port = free_port(self.host)
+                    self.listener_ports = {
+                        p: free_port(self.host) for p in self.security_protocols if p != "PLAINTEXT"
+                    }
                 self._write_config()
                 if not self._formatted:
                     self._format_storage()
@@ -309,6 +437,18 @@ class ApacheKafkaBroker(SubprocessBroker):
                     pass
             self.kill_process()
             self.start()
+
+
+def _check_users(users: Mapping[str, str]) -> None:
+    # The names and passwords go verbatim into a JAAS option ("...") and a kafka-storage --add-scram
+    # argument ([name=...,password=...]): refuse the characters either syntax would misread.
+    if not users:
+        raise ValueError("a SASL broker needs at least one user")
+    for name, password in users.items():
+        for what, text in (("user name", name), ("password", password)):
+            bad = sorted(set(text) & set('",[]=\\ ;'))
+            if not text or bad:
+                raise ValueError(f"{what} {text!r} is empty or contains {bad}, which the broker config cannot carry")
 
 
 def _kraft_cluster_id() -> str:
