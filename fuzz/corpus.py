@@ -78,6 +78,17 @@ def _seeds_records() -> list[bytes]:
     return out
 
 
+def _seeds_changing() -> list[bytes]:
+    """Fetches to rewrite while they decode: the small record seeds, and batches of >= 64 KiB (the size at
+    which the compiled core checks CRCs and parses without the GIL)."""
+    out = [bytes([0x01, 200, 0x5A]) + s for s in _encoded_sets()[:4]]
+    big = [bytes([i % 251]) * 1000 for i in range(100)]  # ~100 KB: one batch above the GIL threshold
+    fetch = kafkawire.encode_records(big) + kafkawire.encode_records(big[:70], base_offset=100, compression="gzip")
+    for opts, where, mask in ((0x01, 128, 0x01), (0x01, 250, 0xFF), (0x03, 40, 0x10), (0x05, 0, 0x80)):
+        out.append(bytes([opts, where, mask]) + fetch)
+    return out
+
+
 def _seeds_legacy() -> list[bytes]:
     out = []
     for magic in (0, 1):
@@ -162,6 +173,7 @@ _BUILDERS = {
     "records": _seeds_records,
     "legacy": _seeds_legacy,
     "v2": _seeds_v2,
+    "changing": _seeds_changing,
     "decompress": _seeds_decompress,
     "protocol": _seeds_protocol,
     "group": _seeds_group,

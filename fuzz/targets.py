@@ -18,6 +18,7 @@ Import this module only after :func:`fuzz._ext.install` when the sanitized exten
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable
 
 import kafkawire
@@ -33,6 +34,7 @@ __all__ = [
     "InvariantViolation",
     "apply_fuzz_limits",
     "fix_crcs",
+    "decode_during_writes",
     "v2_batch",
     "legacy_wrapper",
 ]
@@ -164,6 +166,59 @@ def _decode(data: bytes, opts: int, extra: int, inflated: int) -> None:
         cols[i]
 
 
+def _outcome(data: bytes, kwargs: dict) -> kafkawire.RecordColumns | None:
+    try:
+        return kafkawire.decode_records(data, **kwargs)
+    except Exception as exc:
+        _check_exception(exc, KafkaWireError, "decode_records")
+        return None
+
+
+def decode_during_writes(a: bytes, b: bytes, rounds: int, **kwargs: object) -> int:
+    """Decode a ``bytearray`` ``rounds`` times while a thread keeps switching it between states ``a`` and ``b``.
+
+    The "buffer changes during decode" mode (issue 12): the compiled core releases the GIL on large
+    batches, so another thread can write into the caller's buffer mid-decode. Each decode must either
+    raise a :class:`KafkaWireError` or return exactly what decoding ``a`` or ``b`` alone returns (a
+    consistent state), never a crash, another exception or records mixed from both. The differing
+    bytes are written with one slice assignment, so under the GIL the buffer is only ever ``a`` or ``b``;
+    a reader that runs without the GIL may still see a torn mix. Returns how many decodes succeeded.
+    """
+    if len(a) != len(b):
+        raise ValueError("the two states must have the same length (a bytearray with exports cannot resize)")
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    if not diff:
+        raise ValueError("the two states are identical")
+    lo, hi = diff[0], diff[-1] + 1
+    expected = [c for c in (_outcome(a, kwargs), _outcome(b, kwargs)) if c is not None]
+    buf = bytearray(a)
+    span_a, span_b = a[lo:hi], b[lo:hi]
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            buf[lo:hi] = span_b
+            buf[lo:hi] = span_a
+
+    thread = threading.Thread(target=writer, name="kafkawire-buffer-writer", daemon=True)
+    thread.start()
+    ok = 0
+    try:
+        for _ in range(rounds):
+            try:
+                cols = kafkawire.decode_records(buf, **kwargs)  # type: ignore[arg-type]
+            except Exception as exc:
+                _check_exception(exc, KafkaWireError, "decode_records of a changing buffer")
+                continue
+            if not any(cols.equals(want) for want in expected):
+                raise InvariantViolation("decode of a changing buffer returned what neither state decodes to")
+            ok += 1
+    finally:
+        stop.set()
+        thread.join()
+    return ok
+
+
 # --------------------------------------------------------------------------------------------------
 # Targets
 # --------------------------------------------------------------------------------------------------
@@ -222,6 +277,31 @@ def target_v2(data: bytes) -> None:
     attributes = codec | (opts & 0x38)
     batch = v2_batch(packed, count, attributes=attributes, base_offset=lod, last_offset_delta=lod, producer_id=lod & 3)
     _decode(batch, 1 | (4 if opts & 0x40 else 0) | (8 if opts & 0x80 else 0), lod, len(section))
+
+
+def target_changing(data: bytes) -> None:
+    """The input's fetch bytes decoded while another thread rewrites part of them (see :func:`decode_during_writes`).
+
+    ``data[0]`` options as in :func:`target_records` (bit 1 repairs the CRCs of both states);
+    ``data[1]`` picks where the second state differs (a position scaled to the payload) and ``data[2]``
+    the XOR mask (0 is taken as 0xFF) over 4 bytes there.
+    """
+    if len(data) < 4:
+        return
+    opts, where, mask, payload = data[0], data[1], data[2] or 0xFF, data[3:]
+    b = bytearray(payload)
+    at = where * len(b) // 256
+    for i in range(at, min(at + 4, len(b))):
+        b[i] ^= mask
+    a_state, b_state = bytes(payload), bytes(b)
+    if opts & 2:
+        a_state, b_state = bytes(fix_crcs(a_state)), bytes(fix_crcs(b_state))
+    if a_state == b_state:
+        return
+    kwargs: dict = {"verify_crc": bool(opts & 1)}
+    if opts & 4:
+        kwargs.update(isolation="read_committed", aborted_transactions=[(0, 0), (1, 0)])
+    decode_during_writes(a_state, b_state, 3, **kwargs)
 
 
 def target_decompress(data: bytes) -> None:
@@ -308,6 +388,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "records": target_records,
     "legacy": target_legacy,
     "v2": target_v2,
+    "changing": target_changing,
     "decompress": target_decompress,
     "protocol": target_protocol,
     "group": target_group,

@@ -506,12 +506,20 @@ cdef int _control_is_abort(const uint8_t *p, size_t n) except -1:
     return 1 if kw_be_i16(p + key_pos) == 0 and kw_be_i16(p + key_pos + 2) == 0 else 0
 
 
+cdef object _crc_mismatch(const uint8_t *e, uint32_t stored, uint32_t computed):
+    """The CrcMismatchError of the record batch at ``e`` (first and last offset from its header)."""
+    cdef int64_t base = kw_be_i64(e)
+    return CrcMismatchError(base, <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>kw_be_i32(e + V2_LOD))),
+                            stored, computed)
+
+
 @cython.final
 cdef class _Decoder:
     """State of one ``decode`` call: the entry table, kept decompressed buffers and the output columns."""
 
     cdef Py_buffer view
     cdef bint have_view
+    cdef object stable  # a private copy of a writable input (``data`` points into it), else None
     cdef const uint8_t *data
     cdef Py_ssize_t size
     cdef bint verify_crc
@@ -615,16 +623,13 @@ cdef class _Decoder:
         """Raise CrcMismatchError unless the CRC32C over [attributes, end) matches the stored one."""
         cdef uint32_t stored = kw_be32(e + V2_CRC)
         cdef uint32_t computed
-        cdef int64_t base
         if length >= NOGIL_BYTES:
             with nogil:
                 computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
         else:
             computed = kw_crc32c(0, e + V2_ATTRS, <size_t>(12 + length - V2_ATTRS))
         if stored != computed:
-            base = kw_be_i64(e)
-            raise CrcMismatchError(base, <int64_t>(<uint64_t>base + <uint64_t>(<int64_t>kw_be_i32(e + V2_LOD))),
-                                   stored, computed)
+            raise _crc_mismatch(e, stored, computed)
         return 0
 
     cdef int64_t guess(self, Py_ssize_t compressed) noexcept:
@@ -950,7 +955,7 @@ cdef class _Decoder:
         cdef kw_batch_ctx b
         cdef kw_cols saved
         cdef const char *err = NULL
-        cdef int rc
+        cdef int rc = -1  # not KW_OK: a path that never parses can only end in an error with a message
         cdef int16_t attrs = kw_be_i16(e + V2_ATTRS)
         cdef int64_t n0 = self.c.n
         cdef int32_t length = <int32_t>(ent.end - ent.start - 12)
@@ -992,7 +997,9 @@ cdef class _Decoder:
                 if not check_crc or computed == stored:
                     rc = kw_parse_v2_records(&self.c, sec, <size_t>sec_len, ent.count, &b, &err)
             if check_crc and computed != stored:
-                self.check_v2_crc(e, length)  # raises CrcMismatchError
+                # Raised from the CRC just computed, never from a second read of the bytes: re-reading
+                # memory that changed could match and fall through with nothing parsed (issue 12).
+                raise _crc_mismatch(e, stored, computed)
             check_crc = False
             if rc != KW_NEED_HEADERS and rc != KW_NEED_SPACE:
                 break
@@ -1018,7 +1025,8 @@ cdef class _Decoder:
                 self.grow_headers(hneed, hbytes)
         self.inflated = None
         if rc != KW_OK:
-            raise CorruptRecordError(f"{err.decode()} (batch at offset {b.base_offset})")
+            why = err.decode() if err != NULL else "records section could not be parsed"
+            raise CorruptRecordError(f"{why} (batch at offset {b.base_offset})")
         if self.c.n > n0:
             self.add_batch(b.base_offset, kw_be_i64(e + V2_PID), kw_be_i16(e + V2_EPOCH), kw_be_i32(e + V2_SEQ),
                            kw_be_i32(e + V2_PLE), (attrs & ATTR_TRANSACTIONAL) != 0, 2, attrs & 7)
@@ -1292,8 +1300,20 @@ def decode(data, verify_crc, fetch_offset, read_committed, aborted):
         raise ValueError(f"fetch_offset out of int64 range: {fetch_offset}")
     _get_buffer(data, &d.view)
     d.have_view = True
-    d.data = <const uint8_t *>d.view.buf
-    d.size = d.view.len
+    if d.view.readonly:
+        d.data = <const uint8_t *>d.view.buf
+        d.size = d.view.len
+    else:
+        # Issue 12: a writable buffer (bytearray, writable memoryview or numpy array, mmap) can change while
+        # it is decoded, since large batches are checked and parsed without the GIL; pass 2 would then parse
+        # bytes other than the ones pass 1 framed and the CRC covered. Decode a private copy, taken while the
+        # GIL is held (so no Python thread writes during it): every byte is read from one state. A read-only
+        # export (bytes, ``memoryview.toreadonly()``) is trusted not to change and costs no copy.
+        d.stable = PyBytes_FromStringAndSize(<const char *>d.view.buf, d.view.len)
+        PyBuffer_Release(&d.view)
+        d.have_view = False
+        d.data = <const uint8_t *>PyBytes_AS_STRING(d.stable)
+        d.size = len(d.stable)
     d.verify_crc = bool(verify_crc)
     # Any negative fetch offset means "none": nothing is filtered out, not even negative (forged) offsets.
     d.fetch_offset = fetch_offset if fetch_offset >= 0 else INT64_MIN
