@@ -18,6 +18,7 @@ take message objects from :mod:`kafkawire.protocol`.
 from __future__ import annotations
 
 import collections
+import logging
 import socket
 import ssl
 import struct
@@ -26,6 +27,7 @@ import time
 from typing import Any
 
 from ..errors import ProtocolError
+from .deadline import Deadline
 from .errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
@@ -33,15 +35,15 @@ from .errors import (
     KafkaTimeoutError,
     ResponseTooLargeError,
 )
+from .quirks import DEFAULT_MAX_RESPONSE_BYTES, UNREQUESTED_ANSWERS_KEPT, apiversions_retry_v0_on_garbled_answer
 from .sasl import SaslConfig, mechanism_for
 
 __all__ = ["BrokerConnection", "PendingResponse", "DEFAULT_MAX_RESPONSE_BYTES"]
 
+log = logging.getLogger("kafkawire.client.connection")
+
 _I32 = struct.Struct(">i")
 
-#: Default cap on one response: Kafka's default fetch.max.bytes is 50 MiB, but noida-db ignores Fetch
-#: max_bytes and answers 100 MB+ when a partition holds that much, so the default leaves room for it.
-DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 # Read in chunks of at most this much at a time: recv_into of a huge span on a TLS socket is capped anyway.
 #: First receive buffer; it doubles as bytes arrive, up to the announced size.
@@ -61,10 +63,20 @@ class PendingResponse:
         self.version = version
         self.sent_at = time.monotonic()
 
-    def result(self, timeout_ms: float | None = None) -> Any:
-        """Wait for the response and decode it (raises the connection's error on failure)."""
-        buf = self.connection.receive(self.correlation_id, timeout_ms)
-        return self.connection.decode_response(buf, self.response_class, self.version)
+    def result(self, timeout_ms: float | None = None, *, deadline: Deadline | None = None) -> Any:
+        """Wait for the response (at most ``timeout_ms``, default the connection's request timeout, and
+        never past ``deadline``) and decode it (raises the connection's error on failure)."""
+        conn = self.connection
+        api_key = self.response_class.API_KEY
+        try:
+            buf = conn.receive(self.correlation_id, timeout_ms, deadline=deadline)
+        except BaseException:
+            if conn.metrics is not None:
+                conn.metrics.record_error(api_key)
+            raise
+        if conn.metrics is not None:
+            conn.metrics.record_response(api_key, len(buf) + 4, time.monotonic() - self.sent_at)
+        return conn.decode_response(buf, self.response_class, self.version)
 
     def __repr__(self) -> str:
         return f"<PendingResponse {self.response_class.__name__} v{self.version} cid={self.correlation_id}>"
@@ -96,6 +108,7 @@ class BrokerConnection:
         server_hostname: str | None = None,
         sasl: SaslConfig | None = None,
         max_versions: dict[int, int] | None = None,
+        metrics: Any = None,
     ) -> None:
         self.host = host
         self.port = int(port)
@@ -108,6 +121,8 @@ class BrokerConnection:
         self.server_hostname = server_hostname
         self.sasl = sasl
         self.max_versions = dict(max_versions or {})
+        #: A :class:`kafkawire.client.metrics.ClientMetrics` (or None) told of every request and response.
+        self.metrics = metrics
         #: Negotiated versions (``kafkawire.protocol.negotiation.NegotiatedVersions``) after connect.
         self.versions: Any = None
         self._sock: socket.socket | None = None
@@ -116,10 +131,9 @@ class BrokerConnection:
         self._inflight: collections.deque[int] = collections.deque()
         self._ready: dict[int, bytearray] = {}
         self._failed: dict[int, BaseException] = {}
-        # Correlation ids of requests sent without expecting a response (Produce acks=0). noida-db
-        # answers them anyway; such an answer is recognised and dropped rather than taken for a
-        # correlation error. Bounded: only the most recent ones can still be answered.
-        self._no_reply: collections.deque[int] = collections.deque(maxlen=1024)
+        # Correlation ids of requests sent without expecting a response (Produce acks=0), for the
+        # brokers that answer them anyway (quirks.UNREQUESTED_ANSWERS_KEPT).
+        self._no_reply: collections.deque[int] = collections.deque(maxlen=UNREQUESTED_ANSWERS_KEPT)
         self._closed_error: BaseException | None = None
 
     # ------------------------------------------------------------------------------------ lifecycle
@@ -136,20 +150,34 @@ class BrokerConnection:
         state = "connected" if self.connected else "closed"
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port} {state}>"
 
-    def connect(self, *, negotiate: bool = True) -> BrokerConnection:
-        """Open the socket (TLS if configured), negotiate versions, authenticate. No-op when connected."""
+    def connect(self, *, negotiate: bool = True, deadline: Deadline | None = None) -> BrokerConnection:
+        """Open the socket (TLS if configured), negotiate versions, authenticate. No-op when connected.
+
+        The whole handshake (TCP connect, TLS, ApiVersions, SASL) takes at most ``connect_timeout_ms``
+        and never outlasts ``deadline``: the caller's deadline is what bounds a connect to a host that
+        drops SYNs or a peer that accepts and never answers.
+        """
         with self._lock:
             if self._sock is not None:
                 return self
-            deadline = time.monotonic() + self.connect_timeout_ms / 1000
+            limit = Deadline.from_ms(self.connect_timeout_ms)
+            if deadline is not None:
+                limit = deadline.sooner(limit.timeout)
+            budget = limit.remaining()
+            if budget <= 0:
+                raise KafkaTimeoutError(f"no time left to connect to {self.host}:{self.port}")
             try:
-                sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_ms / 1000)
+                sock = socket.create_connection((self.host, self.port), timeout=budget)
+            except TimeoutError as e:
+                log.debug("connect to %s:%s timed out after %.3f s", self.host, self.port, budget)
+                raise KafkaTimeoutError(f"connect to {self.host}:{self.port} timed out after {budget:.3g} s") from e
             except OSError as e:
+                log.debug("connect to %s:%s failed: %s", self.host, self.port, e)
                 raise KafkaConnectionError(f"cannot connect to {self.host}:{self.port}: {e}") from e
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if self.ssl_context is not None:
-                    sock.settimeout(max(0.001, deadline - time.monotonic()))
+                    sock.settimeout(max(0.001, limit.remaining()))
                     sock = self.ssl_context.wrap_socket(sock, server_hostname=self.server_hostname or self.host)
             except ssl.SSLCertVerificationError as e:
                 # Not retriable (Java's SslAuthenticationException): the certificate will not change.
@@ -168,12 +196,14 @@ class BrokerConnection:
             self._no_reply.clear()
             try:
                 if negotiate:
-                    self._negotiate_versions()
+                    self._negotiate_versions(limit)
                 if self.sasl is not None:
-                    self._authenticate(self.sasl)
-            except BaseException:
+                    self._authenticate(self.sasl, limit)
+            except BaseException as e:
+                log.debug("handshake with %s:%s failed: %s", self.host, self.port, e)
                 self.close()
                 raise
+            log.debug("connected to %s:%s (node %s)", self.host, self.port, self.node_id)
             return self
 
     def close(self, error: BaseException | None = None) -> None:
@@ -187,6 +217,7 @@ class BrokerConnection:
                 self._failed[cid] = error
             self._inflight.clear()
             if sock is not None:
+                log.debug("closing connection to %s:%s: %s", self.host, self.port, error)
                 try:
                     sock.close()
                 except OSError:
@@ -213,6 +244,7 @@ class BrokerConnection:
         *,
         expect_response: bool = True,
         timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         """Write one size-prefixed request frame whose header carries ``correlation_id``.
 
@@ -220,7 +252,9 @@ class BrokerConnection:
         """
         with self._lock:
             sock = self._require_socket()
-            timeout = (self.request_timeout_ms if timeout_ms is None else timeout_ms) / 1000
+            timeout = self._limit(timeout_ms, deadline).remaining()
+            if timeout <= 0:
+                raise KafkaTimeoutError(f"no time left to send to {self.host}:{self.port}")
             try:
                 sock.settimeout(max(0.001, timeout))
                 sock.sendall(frame)
@@ -237,15 +271,23 @@ class BrokerConnection:
             else:
                 self._no_reply.append(correlation_id)
 
-    def receive(self, correlation_id: int, timeout_ms: float | None = None) -> bytearray:
+    def _limit(self, timeout_ms: float | None, deadline: Deadline | None) -> Deadline:
+        """The per-request limit (``timeout_ms``, default ``request_timeout_ms``) cut to ``deadline``."""
+        limit = Deadline.from_ms(self.request_timeout_ms if timeout_ms is None else timeout_ms)
+        return limit if deadline is None else deadline.sooner(limit.timeout)
+
+    def receive(
+        self, correlation_id: int, timeout_ms: float | None = None, *, deadline: Deadline | None = None
+    ) -> bytearray:
         """The response frame (without its size prefix) for ``correlation_id``, waiting at most
-        ``timeout_ms`` (default ``request_timeout_ms``) for it.
+        ``timeout_ms`` (default ``request_timeout_ms``) for it and never past ``deadline``.
 
         Responses arrive in request order; responses read for other requests on the way are kept for
         their own ``receive`` call.
         """
-        timeout = (self.request_timeout_ms if timeout_ms is None else timeout_ms) / 1000
-        deadline = time.monotonic() + timeout
+        limit = self._limit(timeout_ms, deadline)
+        timeout = limit.remaining()
+        deadline_at = limit.at
         with self._lock:
             while True:
                 buf = self._ready.pop(correlation_id, None)
@@ -256,7 +298,7 @@ class BrokerConnection:
                     raise failed
                 if correlation_id not in self._inflight:
                     raise ValueError(f"no request with correlation id {correlation_id} is in flight")
-                self._read_one(deadline, timeout)
+                self._read_one(deadline_at, timeout)
 
     def _require_socket(self) -> socket.socket:
         if self._sock is None:
@@ -278,7 +320,7 @@ class BrokerConnection:
             body = self._recv_exact(sock, size, deadline)
         except TimeoutError as e:
             err = KafkaTimeoutError(
-                f"no response from {self.host}:{self.port} within {timeout:g}s "
+                f"no complete response from {self.host}:{self.port} within {timeout:.3g} s "
                 f"({len(self._inflight)} request(s) in flight)"
             )
             self.close(err)
@@ -352,6 +394,7 @@ class BrokerConnection:
         *,
         expect_response: bool = True,
         timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
     ) -> PendingResponse | None:
         """Encode and send a request; returns a :class:`PendingResponse` (None without a response)."""
         from ..protocol import API_BY_KEY
@@ -362,16 +405,25 @@ class BrokerConnection:
             self._require_socket()
             cid = self.next_correlation_id()
             frame = request.encode(version=version, correlation_id=cid, client_id=self.client_id)
-            self.send_frame(frame, cid, expect_response=expect_response, timeout_ms=timeout_ms)
+            if self.metrics is not None:
+                self.metrics.record_request(request.API_KEY, len(frame))
+            self.send_frame(frame, cid, expect_response=expect_response, timeout_ms=timeout_ms, deadline=deadline)
         if not expect_response:
             return None
         return PendingResponse(self, cid, API_BY_KEY[request.API_KEY][1], version)
 
-    def request(self, request: Any, version: int | None = None, *, timeout_ms: float | None = None) -> Any:
-        """Send a request and wait for its decoded response."""
-        pending = self.send(request, version, timeout_ms=timeout_ms)
+    def request(
+        self,
+        request: Any,
+        version: int | None = None,
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> Any:
+        """Send a request and wait for its decoded response (at most ``timeout_ms``, never past ``deadline``)."""
+        pending = self.send(request, version, timeout_ms=timeout_ms, deadline=deadline)
         assert pending is not None
-        return pending.result(timeout_ms)
+        return pending.result(timeout_ms, deadline=deadline)
 
     @staticmethod
     def decode_response(buf: bytearray, response_class: Any, version: int) -> Any:
@@ -385,20 +437,18 @@ class BrokerConnection:
         return response_class.decode(memoryview(buf)[pos:], version, allow_trailing=True)
 
     # --------------------------------------------------------------------------------- handshakes
-    def _negotiate_versions(self) -> None:
+    def _negotiate_versions(self, deadline: Deadline) -> None:
         from ..protocol.negotiation import ApiVersionsExchange
 
         exchange = ApiVersionsExchange(client_id=self.client_id)
         for _ in range(4):  # newest version, then the broker's suggestion, then v0 (KIP-511)
             cid = self.next_correlation_id()
-            self.send_frame(exchange.request_frame(correlation_id=cid), cid)
-            frame = self.receive(cid)
+            self.send_frame(exchange.request_frame(correlation_id=cid), cid, deadline=deadline)
+            frame = self.receive(cid, deadline=deadline)
             try:
                 result = exchange.handle_response(frame)
             except ProtocolError:
-                # librdkafka's mock cluster answers v3/v4 with error 35 in a body that is not valid v0
-                # either (PROTOCOL-NOTES.md): v0 is what every broker must answer, so fall back to it.
-                if exchange.version == 0:
+                if not apiversions_retry_v0_on_garbled_answer(exchange.version):
                     raise
                 exchange = ApiVersionsExchange(client_id=self.client_id, max_version=0)
                 continue
@@ -407,7 +457,7 @@ class BrokerConnection:
                 return
         raise ProtocolError(f"ApiVersions negotiation with {self.host}:{self.port} did not converge")
 
-    def _authenticate(self, config: SaslConfig) -> None:
+    def _authenticate(self, config: SaslConfig, deadline: Deadline) -> None:
         from ..protocol import SaslAuthenticateRequest, SaslHandshakeRequest
 
         mech = mechanism_for(config)
@@ -415,7 +465,7 @@ class BrokerConnection:
         if hs_version < 1:
             # v0 sends the tokens as bare size-prefixed frames instead of SaslAuthenticate (pre-KIP-152).
             raise AuthenticationFailedError(f"{self.host}:{self.port} only speaks SaslHandshake v0")
-        hs = self.request(SaslHandshakeRequest(mechanism=mech.name), hs_version)
+        hs = self.request(SaslHandshakeRequest(mechanism=mech.name), hs_version, deadline=deadline)
         if hs.error_code != 0:
             raise AuthenticationFailedError(
                 f"{self.host}:{self.port} refused SASL mechanism {mech.name} (error {hs.error_code}); "
@@ -423,7 +473,7 @@ class BrokerConnection:
             )
         token: bytes | None = mech.first_message()
         while token is not None:
-            resp = self.request(SaslAuthenticateRequest(auth_bytes=token))
+            resp = self.request(SaslAuthenticateRequest(auth_bytes=token), deadline=deadline)
             if resp.error_code != 0:
                 raise AuthenticationFailedError(
                     f"SASL {mech.name} authentication of {config.username!r} with {self.host}:{self.port} "

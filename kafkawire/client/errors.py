@@ -65,14 +65,29 @@ class AuthenticationFailedError(KafkaClientError):
 class ProduceFailedError(KafkaClientError):
     """Some records were not acknowledged. ``errors`` maps ``(topic, partition)`` to the last error;
     ``result`` (a :class:`~kafkawire.client.types.ProduceResult`) shows which records *were*
-    acknowledged (offset >= 0) before the call gave up."""
+    acknowledged (offset >= 0) before the call gave up; ``unacknowledged`` maps each partition to an
+    :class:`~kafkawire.client.types.UnacknowledgedRecords` holding the values, keys, headers and
+    timestamps that were not, so the application can send them again. ``timed_out`` is True when the
+    call's deadline (``retry_timeout_ms`` / ``timeout_ms``) ended the retries."""
 
     def __init__(
-        self, message: str, errors: dict[tuple[str, int], BaseException] | None = None, result: object = None
+        self,
+        message: str,
+        errors: dict[tuple[str, int], BaseException] | None = None,
+        result: object = None,
+        unacknowledged: dict[int, object] | None = None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(message)
         self.errors = dict(errors or {})
         self.result = result
+        self.unacknowledged = dict(unacknowledged or {})
+        self.timed_out = timed_out
+
+    @property
+    def unacknowledged_count(self) -> int:
+        """Number of records handed back in ``unacknowledged``."""
+        return sum(len(u) for u in self.unacknowledged.values())  # type: ignore[arg-type]
 
 
 class CorrelationIdMismatchError(ProtocolError):

@@ -2,16 +2,19 @@
 
 Backoff is exponential with jitter, as in KIP-580 (``retry.backoff.ms`` growing to
 ``retry.backoff.max.ms``, each wait randomised by ±20% so that clients that failed together do not
-retry together), bounded both by a number of attempts and by an overall deadline (the role
-``delivery.timeout.ms`` plays in the Java producer).
+retry together). A retry loop stops at the call's :class:`~kafkawire.client.deadline.Deadline` (the
+role ``delivery.timeout.ms`` / ``default.api.timeout.ms`` play in the Java client), not after a count
+of attempts: a count turns "retry for two minutes" into "retry for five seconds" whenever the backoff
+is short. ``retries`` remains as an optional extra cap (None: no cap).
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from .deadline import Deadline
 
 __all__ = ["RetryPolicy", "is_retriable"]
 
@@ -27,10 +30,11 @@ def is_retriable(error: BaseException) -> bool:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``retries`` extra attempts after the first, waits from ``backoff_ms`` doubling up to
-    ``backoff_max_ms`` with ``jitter`` (a fraction), and no attempt started after ``timeout_ms``."""
+    """Waits from ``backoff_ms`` doubling up to ``backoff_max_ms`` with ``jitter`` (a fraction);
+    ``timeout_ms`` is the default deadline of a call that retries; ``retries`` (None: unbounded)
+    optionally caps the number of extra attempts as well."""
 
-    retries: int = 8
+    retries: int | None = None
     backoff_ms: float = 100.0
     backoff_max_ms: float = 1000.0
     jitter: float = 0.2
@@ -43,17 +47,22 @@ class RetryPolicy:
             base *= random.uniform(1 - self.jitter, 1 + self.jitter)
         return max(0.0, base) / 1000.0
 
-    def attempts(self) -> Iterator[int]:
-        """Yields attempt numbers 1, 2, ... sleeping the backoff before each retry; stops when the
-        attempts or the deadline run out. The caller ``break``s on success."""
-        deadline = time.monotonic() + self.timeout_ms / 1000.0
+    def out_of_attempts(self, attempt: int) -> bool:
+        """True when attempt number ``attempt`` was the last one ``retries`` allows."""
+        return self.retries is not None and attempt > self.retries
+
+    def attempts(self, deadline: Deadline | None = None) -> Iterator[int]:
+        """Yields attempt numbers 1, 2, ... sleeping the backoff (cut to the deadline) before each
+        retry; stops when the deadline passes (default: ``timeout_ms`` from the first call) or the
+        optional ``retries`` cap is reached. The caller ``break``s on success."""
+        if deadline is None:
+            deadline = Deadline.from_ms(self.timeout_ms)
         attempt = 1
         while True:
             yield attempt
-            if attempt > self.retries:
+            if self.out_of_attempts(attempt):
                 return
-            delay = self.backoff(attempt)
-            if time.monotonic() + delay >= deadline:
+            deadline.sleep(self.backoff(attempt))
+            if deadline.expired():
                 return
-            time.sleep(delay)
             attempt += 1

@@ -18,6 +18,7 @@ __all__ = [
     "ListedOffset",
     "CommittedOffset",
     "NewTopic",
+    "UnacknowledgedRecords",
 ]
 
 
@@ -89,6 +90,30 @@ class ProduceResult:
     def acknowledged(self) -> np.ndarray:
         """Boolean mask of the records the broker acknowledged with an offset."""
         return self.offset >= 0
+
+
+@dataclass
+class UnacknowledgedRecords:
+    """Records of one partition that a produce call could not get acknowledged, handed back so the
+    application can send them again (or log them): ``rows`` are their positions in the call's input,
+    ``values`` / ``keys`` (None when the call had no keys) / ``headers`` (None when it had none) /
+    ``timestamps`` the records themselves, ``error`` the last error seen for the partition.
+
+    Whether the broker wrote them is unknown when the error is a timeout or a broken connection (the
+    request may have been applied): resending may duplicate, never lose.
+    """
+
+    topic: str
+    partition: int
+    rows: np.ndarray
+    values: list[bytes | None]
+    keys: list[bytes | None] | None
+    headers: list[Any] | None
+    timestamps: list[int]
+    error: BaseException | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 @dataclass

@@ -1,0 +1,171 @@
+"""Fetch on top of :class:`~kafkawire.client.cluster.Cluster`: several partitions at once, one request
+per leader, all leaders in flight together, partitions that failed retried until the deadline."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from ..columns import RecordColumns
+from ..protocol import FetchRequest
+from . import quirks
+from .cluster import ZERO_UUID, Cluster, broker_error
+from .deadline import Deadline
+from .retry import is_retriable
+from .types import FetchResult
+
+__all__ = ["fetch_many"]
+
+TP = tuple[str, int]
+
+
+def fetch_many(
+    cluster: Cluster,
+    deadline: Deadline,
+    offsets: Mapping[TP, int],
+    *,
+    max_bytes: int,
+    partition_max_bytes: int,
+    max_wait_ms: int,
+    min_bytes: int,
+    level: int,
+    isolation: str,
+    raise_errors: bool,
+    check_crcs: bool,
+) -> dict[TP, FetchResult]:
+    """See :meth:`kafkawire.client.Client.fetch_many`."""
+    results: dict[TP, FetchResult] = {}
+    remaining = dict(offsets)
+    topics = sorted({t for t, _ in remaining})
+
+    def attempt(d: Deadline) -> None:
+        # One round: every partition still without a result; raises the first retriable error of the
+        # round (after keeping what did arrive) so that cluster.call retries only what is left.
+        round_errors: dict[TP, BaseException] = {}
+        by_leader: dict[int, list[TP]] = defaultdict(list)
+        for tp in remaining:
+            try:
+                by_leader[cluster.leader(*tp, d)].append(tp)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                round_errors[tp] = e
+        # Ask the broker to wait no longer than the call has left, so its answer beats our deadline.
+        wait_ms = min(max_wait_ms, int(d.remaining() * 1000 * 0.8)) if d.timeout is not None else max_wait_ms
+        sent = []
+        for leader, tps in by_leader.items():
+            try:
+                conn = cluster.connection(leader, d)
+                use_ids = all(cluster.topics[t].topic_id is not None for t, _ in tps)
+                version = quirks.fetch_version(
+                    conn.version_for(FetchRequest, quirks.LOWEST_VERSION[FetchRequest]), use_ids
+                )
+                req = _fetch_request(cluster, tps, remaining, level, wait_ms, min_bytes, max_bytes, partition_max_bytes)
+                sent.append((conn.send(req, version, deadline=d), tps))
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                for tp in tps:
+                    round_errors[tp] = e
+        for pr, tps in sent:
+            try:
+                resp = pr.result(cluster.request_timeout_ms + wait_ms, deadline=d)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                for tp in tps:
+                    round_errors[tp] = e
+                continue
+            top_err = broker_error(getattr(resp, "error_code", 0) or 0, None, "fetch")
+            if top_err is not None:
+                if not top_err.retriable:
+                    raise top_err
+                for tp in tps:
+                    round_errors[tp] = top_err
+                continue
+            names_by_id = {tm.topic_id: name for name, tm in cluster.topics.items() if tm.topic_id}
+            seen = set()
+            for t in resp.responses:
+                name = t.topic if getattr(t, "topic", None) else names_by_id.get(getattr(t, "topic_id", None))
+                for p in t.partitions:
+                    tp = (name, p.partition_index)
+                    if tp not in remaining or tp in seen:
+                        continue
+                    seen.add(tp)
+                    err = broker_error(p.error_code, None, f"fetch {name}/{p.partition_index}")
+                    if err is not None and err.retriable:
+                        round_errors[tp] = err
+                        continue
+                    off = remaining[tp]
+                    cols = None
+                    if err is None:
+                        cols = p.records_columns(fetch_offset=off, isolation=isolation, verify_crc=check_crcs)
+                    elif raise_errors:
+                        raise err
+                    results[tp] = FetchResult(
+                        topic=name,
+                        partition=p.partition_index,
+                        fetch_offset=off,
+                        records=cols if cols is not None else RecordColumns.empty(off),
+                        high_watermark=p.high_watermark,
+                        last_stable_offset=getattr(p, "last_stable_offset", -1),
+                        log_start_offset=getattr(p, "log_start_offset", -1),
+                        error=err,
+                    )
+            if quirks.omitted_fetch_partition_is_empty():
+                for tp in tps:
+                    if tp not in seen and tp not in round_errors:
+                        off = remaining[tp]
+                        results[tp] = FetchResult(tp[0], tp[1], off, RecordColumns.empty(off))
+        for tp in results:
+            remaining.pop(tp, None)
+        if remaining:
+            first = next((round_errors[tp] for tp in remaining if tp in round_errors), None)
+            if first is None:
+                from ..protocol.errors import LeaderNotAvailableError
+
+                first = LeaderNotAvailableError(f"fetch: no answer for {sorted(remaining)}")
+            raise first
+
+    what = "fetch of " + ", ".join(f"{t}/{p}" for t, p in list(offsets)[:4]) + (" ..." if len(offsets) > 4 else "")
+    cluster.call(deadline, attempt, what=what, topics=topics)
+    return {tp: results[tp] for tp in offsets}
+
+
+def _fetch_request(
+    cluster: Cluster,
+    tps: list[TP],
+    offsets: Mapping[TP, int],
+    level: int,
+    max_wait_ms: int,
+    min_bytes: int,
+    max_bytes: int,
+    part_max: int,
+) -> Any:
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for t, p in tps:
+        by_topic[t].append(p)
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=quirks.fetch_max_wait_ms(max_wait_ms),
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        isolation_level=level,
+        session_id=0,
+        session_epoch=-1,  # no fetch session (KIP-227): a full request every time
+        topics=[
+            FetchRequest.FetchTopic(
+                topic=t,
+                topic_id=cluster.topics[t].topic_id or ZERO_UUID,
+                partitions=[
+                    FetchRequest.FetchPartition(
+                        partition=p, fetch_offset=int(offsets[(t, p)]), partition_max_bytes=part_max
+                    )
+                    for p in ps
+                ],
+            )
+            for t, ps in by_topic.items()
+        ],
+        forgotten_topics_data=[],
+    )

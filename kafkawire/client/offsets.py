@@ -1,0 +1,199 @@
+"""Offsets on top of :class:`~kafkawire.client.cluster.Cluster`: list a log's offsets, commit and read
+a group's committed offsets."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..protocol import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
+from ..protocol.errors import (
+    CoordinatorLoadInProgressError,
+    LeaderNotAvailableError,
+    UnknownTopicOrPartitionError,
+)
+from .cluster import Cluster, broker_error
+from .deadline import Deadline
+from .quirks import LOWEST_VERSION
+from .types import CommittedOffset, ListedOffset
+
+__all__ = ["EARLIEST", "LATEST", "list_offsets", "commit_offsets", "committed", "timestamp_spec"]
+
+#: ListOffsets timestamps with special meaning.
+LATEST = -1
+EARLIEST = -2
+
+
+def timestamp_spec(timestamp: int | str) -> int:
+    """``"latest"`` / ``"earliest"`` / ms since the epoch -> the ListOffsets timestamp."""
+    if isinstance(timestamp, str):
+        ts = {"latest": LATEST, "earliest": EARLIEST}.get(timestamp.lower())
+        if ts is None:
+            raise ValueError(f"timestamp must be 'latest', 'earliest' or ms since the epoch, not {timestamp!r}")
+        return ts
+    return int(timestamp)
+
+
+def list_offsets(
+    cluster: Cluster,
+    deadline: Deadline,
+    topic: str,
+    partitions: Iterable[int] | None,
+    ts: int,
+    level: int,
+) -> dict[int, ListedOffset]:
+    """See :meth:`kafkawire.client.Client.list_offsets`."""
+    wanted = None if partitions is None else [int(p) for p in partitions]
+
+    def attempt(d: Deadline) -> dict[int, ListedOffset]:
+        tm = cluster.topic(topic, d)
+        parts = list(tm.partitions) if wanted is None else wanted
+        by_leader: dict[int, list[int]] = defaultdict(list)
+        for p in parts:
+            by_leader[cluster.leader(topic, p, d)].append(p)
+        out: dict[int, ListedOffset] = {}
+        sent = []
+        for leader, ps in by_leader.items():
+            conn = cluster.connection(leader, d)
+            req = ListOffsetsRequest(
+                replica_id=-1,
+                isolation_level=level,
+                topics=[
+                    ListOffsetsRequest.ListOffsetsTopic(
+                        name=topic,
+                        partitions=[
+                            ListOffsetsRequest.ListOffsetsPartition(partition_index=p, timestamp=ts) for p in ps
+                        ],
+                    )
+                ],
+                timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            )
+            sent.append(
+                conn.send(req, conn.version_for(ListOffsetsRequest, LOWEST_VERSION[ListOffsetsRequest]), deadline=d)
+            )
+        for pr in sent:
+            resp = pr.result(deadline=d)
+            for t in resp.topics:
+                for p in t.partitions:
+                    err = broker_error(p.error_code, None, f"list_offsets {topic}/{p.partition_index}")
+                    if err is not None:
+                        raise err
+                    out[p.partition_index] = ListedOffset(p.offset, p.timestamp, p.leader_epoch)
+        missing = set(parts) - set(out)
+        if missing:
+            raise LeaderNotAvailableError(f"list_offsets: no answer for partitions {sorted(missing)}")
+        return dict(sorted(out.items()))
+
+    return cluster.call(deadline, attempt, what=f"list_offsets of {topic!r}", topics=[topic])
+
+
+def _coordinator_call(cluster: Cluster, deadline: Deadline, group: str, attempt: Any, what: str) -> Any:
+    """Run ``attempt(deadline, conn)`` against the coordinator of ``group``, finding it again before
+    every retry (it may have moved: NOT_COORDINATOR, a broken connection)."""
+    state = {"refresh": False}
+
+    def run(d: Deadline) -> Any:
+        conn = cluster.coordinator(group, d, refresh=state["refresh"])
+        state["refresh"] = True
+        return attempt(d, conn)
+
+    def before_retry(d: Deadline, error: BaseException) -> None:
+        if isinstance(error, CoordinatorLoadInProgressError):
+            state["refresh"] = False  # the same coordinator, still loading: ask it again
+        else:
+            cluster.forget_coordinator(group)
+
+    return cluster.call(deadline, run, what=what, before_retry=before_retry)
+
+
+def commit_offsets(
+    cluster: Cluster,
+    deadline: Deadline,
+    group: str,
+    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    *,
+    generation_id: int = -1,
+    member_id: str = "",
+) -> None:
+    """See :meth:`kafkawire.client.Client.commit_offsets`."""
+    by_topic: dict[str, list[Any]] = defaultdict(list)
+    for (t, p), spec in offsets.items():
+        off, meta = spec if isinstance(spec, tuple) else (spec, "")
+        by_topic[t].append(
+            OffsetCommitRequest.OffsetCommitRequestPartition(
+                partition_index=p,
+                committed_offset=int(off),
+                committed_metadata=meta,
+            )
+        )
+    req = OffsetCommitRequest(
+        group_id=group,
+        generation_id_or_member_epoch=generation_id,
+        member_id=member_id,
+        topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
+
+    def attempt(d: Deadline, conn: Any) -> None:
+        resp = conn.request(req, conn.version_for(OffsetCommitRequest, LOWEST_VERSION[OffsetCommitRequest]), deadline=d)
+        for t in resp.topics:
+            for p in t.partitions:
+                err = broker_error(p.error_code, None, f"commit {group}:{t.name}/{p.partition_index}")
+                if err is not None:
+                    raise err
+
+    _coordinator_call(cluster, deadline, group, attempt, f"commit of group {group!r}")
+
+
+def committed(
+    cluster: Cluster, deadline: Deadline, group: str, tps: list[tuple[str, int]]
+) -> dict[tuple[str, int], CommittedOffset]:
+    """See :meth:`kafkawire.client.Client.committed`."""
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for t, p in tps:
+        by_topic[t].append(p)
+
+    def attempt(d: Deadline, conn: Any) -> dict[tuple[str, int], CommittedOffset]:
+        version = conn.version_for(OffsetFetchRequest, 1)
+        if version >= 8:
+            req = OffsetFetchRequest(
+                groups=[
+                    OffsetFetchRequest.OffsetFetchRequestGroup(
+                        group_id=group,
+                        topics=[
+                            OffsetFetchRequest.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                            for t, ps in by_topic.items()
+                        ],
+                    )
+                ]
+            )
+        else:
+            req = OffsetFetchRequest(
+                group_id=group,
+                topics=[
+                    OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+                    for t, ps in by_topic.items()
+                ],
+            )
+        resp = conn.request(req, version, deadline=d)
+        if version >= 8:
+            g = resp.groups[0]
+            err = broker_error(g.error_code, None, f"offset fetch of group {group!r}")
+            topics = g.topics
+        else:
+            err = broker_error(getattr(resp, "error_code", 0) or 0, None, f"offset fetch of group {group!r}")
+            topics = resp.topics
+        if err is not None:
+            raise err
+        out: dict[tuple[str, int], CommittedOffset] = {}
+        for t in topics or ():
+            for p in t.partitions:
+                perr = broker_error(p.error_code, None, f"offset fetch {group}:{t.name}/{p.partition_index}")
+                if perr is not None and not isinstance(perr, UnknownTopicOrPartitionError):
+                    raise perr
+                out[(t.name, p.partition_index)] = CommittedOffset(
+                    p.committed_offset, p.metadata, getattr(p, "committed_leader_epoch", -1)
+                )
+        return {tp: out.get(tp, CommittedOffset(-1)) for tp in tps}
+
+    return _coordinator_call(cluster, deadline, group, attempt, f"committed offsets of group {group!r}")

@@ -1,0 +1,391 @@
+"""Produce on top of :class:`~kafkawire.client.cluster.Cluster`: batching per partition, idempotence,
+and retries until the deadline.
+
+Produce is idempotent by default (KIP-98): :class:`ProducerState` holds a producer id from
+InitProducerId and numbers every batch per partition; a batch whose acknowledgement was lost is sent
+again with the *same* bytes and sequence number, and the broker recognises the duplicate instead of
+appending it twice. A call retries until its deadline (the Java producer's ``delivery.timeout.ms``);
+whatever is still not acknowledged then is handed back in :class:`ProduceFailedError.unacknowledged`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..columns import BinaryColumn
+from ..protocol import InitProducerIdRequest, ProduceRequest
+from ..protocol.errors import (
+    DuplicateSequenceNumberError,
+    InvalidProducerEpochError,
+    OutOfOrderSequenceNumberError,
+    UnknownProducerIdError,
+)
+from ..records import encode_records
+from .cluster import Cluster, broker_error
+from .connection import BrokerConnection, PendingResponse
+from .deadline import Deadline
+from .errors import KafkaConnectionError, KafkaTimeoutError, ProduceFailedError
+from .quirks import LOWEST_VERSION
+from .retry import is_retriable
+from .types import ProduceResult, UnacknowledgedRecords
+
+__all__ = ["ProducerState", "send_records"]
+
+log = logging.getLogger("kafkawire.client.produce")
+
+_SEQ_MODULUS = 1 << 31  # producer sequence numbers wrap to 0 after Integer.MAX_VALUE (KIP-98)
+# Bytes of framing per record beyond key, value and headers in a v2 batch (varints, attributes, deltas):
+# a generous estimate used only to cut batches below max_batch_bytes.
+_RECORD_OVERHEAD = 24
+
+
+def take(col: BinaryColumn, idx: np.ndarray) -> BinaryColumn:
+    """Rows ``idx`` of a binary column, gathered with numpy (no Python object per element)."""
+    offsets = np.asarray(col.offsets, dtype=np.int64)
+    lengths = (offsets[1:] - offsets[:-1])[idx]
+    new_offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    total = int(new_offsets[-1])
+    if total:
+        starts = offsets[:-1][idx]
+        gather = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+        data = np.asarray(col.data)[gather]
+    else:
+        data = np.zeros(0, dtype=np.uint8)
+    valid = None if col.valid is None else np.asarray(col.valid)[idx]
+    return BinaryColumn(new_offsets.astype(np.int32), data, valid)
+
+
+class ProducerState:
+    """The idempotent producer's identity: producer id, epoch and the next sequence per partition."""
+
+    def __init__(self) -> None:
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.sequences: dict[tuple[str, int], int] = {}
+
+    def reset(self) -> None:
+        """Forget the producer id: the next idempotent call takes a new one (after sequence numbers
+        the broker never accepted were used up, which would otherwise meet OUT_OF_ORDER_SEQUENCE)."""
+        self.producer_id = -1
+
+    def ensure(self, cluster: Cluster, deadline: Deadline, refresh: bool = False) -> None:
+        """Take a producer id from InitProducerId unless one is held (or ``refresh``)."""
+        if self.producer_id >= 0 and not refresh:
+            return
+
+        def attempt(d: Deadline) -> None:
+            # InitProducerId goes to any broker for a non-transactional producer (KIP-98).
+            conn = cluster.any_connection(d)
+            req = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000)
+            resp = conn.request(req, conn.version_for(InitProducerIdRequest), deadline=d)
+            err = broker_error(resp.error_code, None, "InitProducerId")
+            if err is not None:
+                raise err
+            self.producer_id, self.producer_epoch = resp.producer_id, resp.producer_epoch
+            self.sequences.clear()
+            log.debug("producer id %d epoch %d", self.producer_id, self.producer_epoch)
+
+        cluster.call(deadline, attempt, what="InitProducerId")
+
+
+@dataclass
+class _Chunk:
+    """One record batch waiting to be acknowledged by a partition leader."""
+
+    partition: int
+    rows: np.ndarray  # input positions of its records
+    data: bytes | None  # encoded batch (kept for retries: same bytes, same sequence)
+    base_sequence: int = -1
+    error: BaseException | None = None
+
+
+class _NotAcknowledged(Exception):
+    """A round ended with batches still waiting; carries the first cause (retriable)."""
+
+    retriable = True
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Rejected(Exception):
+    """A partition's batch was refused for good (a non-retriable broker error)."""
+
+    retriable = False
+
+
+@dataclass
+class _Records:
+    vcol: BinaryColumn
+    kcol: BinaryColumn | None
+    ts: np.ndarray
+    headers: Any
+
+
+def send_records(
+    cluster: Cluster,
+    state: ProducerState,
+    deadline: Deadline,
+    *,
+    topic: str,
+    parts: np.ndarray,
+    vcol: BinaryColumn,
+    kcol: BinaryColumn | None,
+    ts: np.ndarray,
+    headers: Any,
+    acks: int,
+    compression: Any,
+    idempotent: bool,
+    max_batch_bytes: int,
+    result: ProduceResult,
+) -> None:
+    """Write the records (already assigned to partitions ``parts``) and fill ``result``; raises
+    :class:`ProduceFailedError` with the records not acknowledged when the deadline or a
+    non-retriable error ends the call."""
+    recs = _Records(vcol, kcol, ts, headers)
+    acked = np.zeros(len(vcol), dtype=bool)
+    pending = {p: list(cs) for p, cs in _make_chunks(parts, recs, max_batch_bytes).items()}
+    errors: dict[tuple[str, int], BaseException] = {}
+
+    def fail(message: str, timed_out: bool) -> ProduceFailedError:
+        if idempotent:
+            state.reset()  # sequence numbers the broker may not have seen: start afresh next time
+        unacked = _unacknowledged(topic, recs, acked, parts, errors)
+        summary = "; ".join(f"{t}/{p}: {e}" for (t, p), e in errors.items())
+        text = f"{message}; {int((~acked).sum())} of {len(acked)} record(s) not acknowledged"
+        return ProduceFailedError(f"{text}: {summary}" if summary else text, errors, result, unacked, timed_out)
+
+    def attempt(d: Deadline) -> None:
+        while pending:
+            failure = _round(cluster, state, d, topic, pending, recs, acks, compression, idempotent, result, acked)
+            for p, cs in list(pending.items()):
+                if not cs:
+                    del pending[p]
+                    errors.pop((topic, p), None)
+                elif cs[0].error is not None:
+                    errors[(topic, p)] = cs[0].error
+            if failure is not None:
+                if isinstance(failure, _Rejected):
+                    raise failure
+                raise _NotAcknowledged(failure)
+
+    try:
+        cluster.call(deadline, attempt, what=f"produce to {topic!r}", topics=[topic])
+    except _Rejected as e:
+        raise fail("a partition refused the records", False) from e.__cause__
+    except _NotAcknowledged as e:  # the optional retries cap ran out
+        raise fail("out of retries", False) from e.cause
+    except KafkaTimeoutError as e:
+        last = getattr(e, "last_error", None)
+        cause = last.cause if isinstance(last, _NotAcknowledged) else last
+        took = "" if deadline.timeout is None else f" after {deadline.timeout:.1f} s"
+        raise fail(f"produce to {topic!r} timed out{took}", True) from cause
+    except BaseException as e:
+        if pending and not isinstance(e, ProduceFailedError):
+            log.debug("produce to %r interrupted by %r with %d partition(s) pending", topic, e, len(pending))
+        raise
+
+
+def _round(
+    cluster: Cluster,
+    state: ProducerState,
+    d: Deadline,
+    topic: str,
+    pending: dict[int, list[_Chunk]],
+    recs: _Records,
+    acks: int,
+    compression: Any,
+    idempotent: bool,
+    result: ProduceResult,
+    acked: np.ndarray,
+) -> BaseException | None:
+    """Send the head batch of every partition (one request per leader, all in flight) and collect the
+    answers. Returns the first failure of the round (None when all succeeded)."""
+    failure: BaseException | None = None
+    if idempotent:
+        state.ensure(cluster, d)
+    by_leader: dict[int, list[_Chunk]] = defaultdict(list)
+    for p, cs in pending.items():
+        if not cs:
+            continue
+        head = cs[0]
+        head.error = None
+        if head.data is None:
+            _encode_chunk(state, topic, head, recs, compression, idempotent)
+        try:
+            by_leader[cluster.leader(topic, p, d)].append(head)
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            head.error = e
+            failure = failure or e
+    # The broker may wait for replication up to this long: less than what the call has left.
+    broker_timeout = max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000))
+    sent: list[tuple[PendingResponse | None, list[_Chunk], BrokerConnection | None]] = []
+    for leader, heads in by_leader.items():
+        req = ProduceRequest(
+            transactional_id=None,
+            acks=acks,
+            timeout_ms=broker_timeout,
+            topic_data=[
+                ProduceRequest.TopicProduceData(
+                    name=topic,
+                    partition_data=[
+                        ProduceRequest.PartitionProduceData(index=c.partition, records=c.data) for c in heads
+                    ],
+                )
+            ],
+        )
+        try:
+            conn = cluster.connection(leader, d)
+            version = conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest])
+            sent.append((conn.send(req, version, expect_response=acks != 0, deadline=d), heads, conn))
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            for c in heads:
+                c.error = e
+            failure = failure or e
+    renumbered = False
+    rejected: _Rejected | None = None
+    for pr, heads, _conn in sent:
+        if pr is None:  # acks=0: nothing comes back
+            for c in heads:
+                acked[c.rows] = True
+                pending[c.partition].pop(0)
+            continue
+        try:
+            resp = pr.result(broker_timeout + cluster.request_timeout_ms, deadline=d)
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            for c in heads:
+                c.error = e
+            failure = failure or e
+            continue
+        by_part = {r.index: r for t in resp.responses for r in t.partition_responses}
+        for c in heads:
+            r = by_part.get(c.partition)
+            if r is None:
+                c.error = KafkaConnectionError(f"no answer for {topic}/{c.partition} in the response")
+                failure = failure or c.error
+                continue
+            err = broker_error(r.error_code, getattr(r, "error_message", None), f"produce {topic}/{c.partition}")
+            if err is None or isinstance(err, DuplicateSequenceNumberError):
+                # A duplicate means an earlier attempt was written: acknowledged, offset unknown.
+                if err is None:
+                    result.offset[c.rows] = r.base_offset + np.arange(len(c.rows), dtype=np.int64)
+                    lat = getattr(r, "log_append_time_ms", -1)
+                    if lat is not None and lat >= 0:
+                        result.log_append_time[c.rows] = lat
+                acked[c.rows] = True
+                pending[c.partition].pop(0)
+                continue
+            c.error = err
+            if idempotent and isinstance(
+                err, (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError)
+            ):
+                # The broker lost (or never had) our producer state, e.g. after a crash that lost its
+                # tail: take a new producer id and renumber everything not yet acknowledged (the Java
+                # producer's epoch bump, KIP-360). Once per round.
+                if not renumbered:
+                    state.ensure(cluster, d, refresh=True)
+                    for cs in pending.values():
+                        for other in cs:
+                            other.data = None
+                    renumbered = True
+                failure = failure or err
+                continue
+            if not err.retriable and rejected is None:
+                # Keep reading the other answers of the round (their records may have been written).
+                rejected = _Rejected(str(err))
+                rejected.__cause__ = err
+            failure = failure or err
+    return rejected or failure
+
+
+def _make_chunks(parts: np.ndarray, recs: _Records, max_batch_bytes: int) -> dict[int, list[_Chunk]]:
+    sizes = np.diff(np.asarray(recs.vcol.offsets, dtype=np.int64)) + _RECORD_OVERHEAD
+    if recs.kcol is not None:
+        sizes += np.diff(np.asarray(recs.kcol.offsets, dtype=np.int64))
+    if recs.headers is not None:
+        sizes += np.array([sum(len(k) + len(v or b"") + 4 for k, v in h or ()) for h in recs.headers], dtype=np.int64)
+    out: dict[int, list[_Chunk]] = {}
+    order = np.argsort(parts, kind="stable")
+    sorted_parts = parts[order]
+    bounds = np.flatnonzero(np.diff(sorted_parts)) + 1
+    for rows in np.split(order, bounds):
+        p = int(parts[rows[0]])
+        # Cut the partition's records into batches of at most max_batch_bytes (estimated): brokers
+        # refuse batches above message.max.bytes, and a v2 Produce carries one batch per partition.
+        csum = np.cumsum(sizes[rows])
+        chunks = []
+        start = 0
+        while start < len(rows):
+            base = csum[start - 1] if start else 0
+            end = int(np.searchsorted(csum, base + max_batch_bytes, side="right"))
+            end = max(end, start + 1)
+            chunks.append(_Chunk(p, rows[start:end], None))
+            start = end
+        out[p] = chunks
+    return out
+
+
+def _encode_chunk(
+    state: ProducerState, topic: str, chunk: _Chunk, recs: _Records, compression: Any, idempotent: bool
+) -> None:
+    rows = chunk.rows
+    whole = len(rows) == len(recs.vcol) and bool(np.all(rows[:-1] < rows[1:]))
+    values = recs.vcol if whole else take(recs.vcol, rows)
+    keys = None if recs.kcol is None else (recs.kcol if whole else take(recs.kcol, rows))
+    hdrs = None if recs.headers is None else [recs.headers[i] for i in rows.tolist()]
+    pid, epoch, seq = -1, -1, -1
+    if idempotent:
+        tp = (topic, chunk.partition)
+        seq = state.sequences.get(tp, 0)
+        state.sequences[tp] = (seq + len(rows)) % _SEQ_MODULUS
+        pid, epoch = state.producer_id, state.producer_epoch
+    chunk.base_sequence = seq
+    chunk.data = encode_records(
+        values,
+        keys,
+        timestamps=recs.ts[rows],
+        headers=hdrs,
+        compression=compression,
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=seq,
+    )
+
+
+def _unacknowledged(
+    topic: str,
+    recs: _Records,
+    acked: np.ndarray,
+    parts: np.ndarray,
+    errors: dict[tuple[str, int], BaseException],
+) -> dict[int, UnacknowledgedRecords]:
+    out: dict[int, UnacknowledgedRecords] = {}
+    missing = np.flatnonzero(~acked)
+    if not len(missing):
+        return out
+    for p in np.unique(parts[missing]).tolist():
+        rows = missing[parts[missing] == p]
+        out[int(p)] = UnacknowledgedRecords(
+            topic=topic,
+            partition=int(p),
+            rows=rows,
+            values=take(recs.vcol, rows).to_pylist(),
+            keys=None if recs.kcol is None else take(recs.kcol, rows).to_pylist(),
+            headers=None if recs.headers is None else [recs.headers[i] for i in rows.tolist()],
+            timestamps=recs.ts[rows].tolist(),
+            error=errors.get((topic, int(p))),
+        )
+    return out
