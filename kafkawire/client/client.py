@@ -30,9 +30,10 @@ from . import offsets as _offsets
 from .cluster import Cluster, broker_error, parse_bootstrap
 from .connection import BrokerConnection
 from .deadline import Deadline
+from .errors import KafkaTimeoutError
 from .offsets import EARLIEST, LATEST
 from .partitioner import Partitioner
-from .produce import ProducerState, send_records
+from .produce import ProducerState, not_sent, send_records
 from .quirks import DEFAULT_MAX_RESPONSE_BYTES
 from .retry import RetryPolicy
 from .sasl import SaslConfig
@@ -353,12 +354,15 @@ class Client:
         cluster = self.cluster
         with cluster.lock:
             what = f"metadata of {topic!r}"
-            tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
+            try:
+                tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
+                if partition is not None and partition not in tm.partitions:
+                    tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
+            except KafkaTimeoutError as e:
+                raise not_sent(topic, result, vcol, kcol, ts, headers, partition, e) from e
             if partition is not None:
                 if partition not in tm.partitions:
-                    tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
-                    if partition not in tm.partitions:
-                        raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
+                    raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
                 parts = np.full(n, partition, dtype=np.int32)
             else:
                 available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]

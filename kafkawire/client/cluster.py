@@ -148,6 +148,7 @@ class Cluster:
         """
         topic_list = None if topics is None else list(topics)
         n = 0
+        last: BaseException | None = None
         while True:
             n += 1
             try:
@@ -155,7 +156,9 @@ class Cluster:
             except Exception as e:
                 if not is_retriable(e):
                     raise
-                last = e
+                # An attempt that found no time left says nothing about the cluster: keep the cause before it.
+                if last is None or not getattr(e, "no_time_left", False):
+                    last = e
             if self.retry_policy.out_of_attempts(n):
                 raise last
             delay = self.retry_policy.backoff(n)
@@ -174,8 +177,10 @@ class Cluster:
             except Exception as e:
                 if not is_retriable(e):
                     raise
+                if not getattr(e, "no_time_left", False):
+                    last = e
                 if deadline.expired():
-                    raise self.timeout_error(what, deadline, e) from e
+                    raise self.timeout_error(what, deadline, last) from last
 
     @staticmethod
     def timeout_error(what: str, deadline: Deadline, last: BaseException | None) -> KafkaTimeoutError:
@@ -183,18 +188,17 @@ class Cluster:
         took = "" if deadline.timeout is None else f" after {deadline.timeout:.1f} s"
         cause = f"; last error: {last}" if last is not None else ""
         err = KafkaTimeoutError(f"{what} did not complete{took}{cause}")
-        err.last_error = last  # type: ignore[attr-defined]
+        err.last_error = last
         return err
 
     def refresh_after_error(self, topics: list[str] | None, deadline: Deadline) -> None:
-        """Refresh the metadata of ``topics`` after a failed attempt (retriable errors are left for
-        the next attempt to report)."""
+        """Refresh the metadata of ``topics`` after a failed attempt (retriable errors propagate to
+        :meth:`call`, which keeps them as the last error and tries again)."""
         try:
             self.fetch_metadata(topics, deadline)
         except Exception as e:
-            if not is_retriable(e):
-                raise
             log.debug("metadata refresh after an error failed: %s", e)
+            raise
 
     # ---------------------------------------------------------------------------------- connections
     def new_connection(self, host: str, port: int, node_id: int) -> BrokerConnection:
@@ -232,6 +236,7 @@ class Cluster:
         if self.closed:
             raise KafkaConnectionError("client is closed")
         errors: list[str] = []
+        failures: list[BaseException] = []
         for conn in list(self.conns.values()):
             if conn.connected:
                 return conn
@@ -243,6 +248,7 @@ class Cluster:
                 errors.append(str(e))
             except KafkaTimeoutError as e:
                 errors.append(str(e))
+                failures.append(e)
                 timed_out = True
         for host, port in self.bootstrap_servers:
             conn = self.bootstrap_conns.get((host, port))
@@ -254,9 +260,13 @@ class Cluster:
                 errors.append(str(e))
             except KafkaTimeoutError as e:
                 errors.append(str(e))
+                failures.append(e)
                 timed_out = True
         if timed_out:
-            raise KafkaTimeoutError("no broker answered in time: " + "; ".join(errors))
+            text = "no broker answered in time: " + "; ".join(errors)
+            if all(getattr(e, "no_time_left", False) for e in failures):
+                raise KafkaTimeoutError.nothing_left(text)
+            raise KafkaTimeoutError(text)
         raise NoBrokersAvailableError("no broker reachable: " + "; ".join(errors))
 
     def controller_connection(self, deadline: Deadline) -> BrokerConnection:

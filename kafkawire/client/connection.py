@@ -165,7 +165,7 @@ class BrokerConnection:
                 limit = deadline.sooner(limit.timeout)
             budget = limit.remaining()
             if budget <= 0:
-                raise KafkaTimeoutError(f"no time left to connect to {self.host}:{self.port}")
+                raise KafkaTimeoutError.nothing_left(f"no time left to connect to {self.host}:{self.port}")
             try:
                 sock = socket.create_connection((self.host, self.port), timeout=budget)
             except TimeoutError as e:
@@ -254,7 +254,7 @@ class BrokerConnection:
             sock = self._require_socket()
             timeout = self._limit(timeout_ms, deadline).remaining()
             if timeout <= 0:
-                raise KafkaTimeoutError(f"no time left to send to {self.host}:{self.port}")
+                raise KafkaTimeoutError.nothing_left(f"no time left to send to {self.host}:{self.port}")
             try:
                 sock.settimeout(max(0.001, timeout))
                 sock.sendall(frame)

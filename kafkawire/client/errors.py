@@ -52,10 +52,24 @@ class NoBrokersAvailableError(KafkaConnectionError):
 
 
 class KafkaTimeoutError(KafkaClientError, TimeoutError):
-    """No complete response arrived within the request timeout; the connection has been closed
-    (the rest of that response would otherwise be read as the next one)."""
+    """A call's deadline passed, or no complete response arrived within the request timeout (the
+    connection has then been closed: the rest of that response would be read as the next one).
+
+    A call that gave up at its deadline sets ``last_error`` to the error of its last attempt.
+    ``no_time_left`` is True when nothing was even tried because the deadline had already passed
+    (the retry loop reports the error before it, which says why).
+    """
 
     retriable = True
+    last_error: BaseException | None = None
+    no_time_left: bool = False
+
+    @classmethod
+    def nothing_left(cls, message: str) -> KafkaTimeoutError:
+        """The error of a step that was not attempted because its deadline had passed."""
+        err = cls(message)
+        err.no_time_left = True
+        return err
 
 
 class AuthenticationFailedError(KafkaClientError):

@@ -34,7 +34,7 @@ from .quirks import LOWEST_VERSION
 from .retry import is_retriable
 from .types import ProduceResult, UnacknowledgedRecords
 
-__all__ = ["ProducerState", "send_records"]
+__all__ = ["ProducerState", "send_records", "not_sent"]
 
 log = logging.getLogger("kafkawire.client.produce")
 
@@ -309,6 +309,32 @@ def _round(
                 rejected.__cause__ = err
             failure = failure or err
     return rejected or failure
+
+
+def not_sent(
+    topic: str,
+    result: ProduceResult,
+    vcol: BinaryColumn,
+    kcol: BinaryColumn | None,
+    ts: np.ndarray,
+    headers: Any,
+    partition: int | None,
+    cause: BaseException,
+) -> ProduceFailedError:
+    """The error of a produce call that timed out before sending anything (the topic's metadata never
+    came): every record handed back, under ``partition`` (-1 when the call let the client choose)."""
+    p = -1 if partition is None else int(partition)
+    recs = _Records(vcol, kcol, ts, headers)
+    parts = np.full(len(vcol), p, dtype=np.int32)
+    errors: dict[tuple[str, int], BaseException] = {(topic, p): cause}
+    unacked = _unacknowledged(topic, recs, np.zeros(len(vcol), dtype=bool), parts, errors)
+    return ProduceFailedError(
+        f"produce to {topic!r}: nothing sent, {len(vcol)} record(s) not acknowledged: {cause}",
+        errors,
+        result,
+        unacked,
+        timed_out=isinstance(cause, KafkaTimeoutError),
+    )
 
 
 def _make_chunks(parts: np.ndarray, recs: _Records, max_batch_bytes: int) -> dict[int, list[_Chunk]]:
