@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -90,22 +91,37 @@ def resolve(name: str, coordinates: Sequence[str], *, timeout: float = 900.0) ->
         (work / "pom.xml").write_text(_pom(coordinates))
         jars = work / "jars"
         proc = subprocess.run(
-            [mvn, "-q", "-B", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-             f"-DoutputDirectory={jars}"],
+            # -U: re-ask Central about artifacts an earlier failed attempt (say, offline) marked missing;
+            # without it Maven repeats the cached failure for a day. style.color: plain text for errors.
+            [mvn, "-q", "-B", "-U", "-Dstyle.color=never", "-f", str(work / "pom.xml"),
+             "dependency:copy-dependencies", f"-DoutputDirectory={jars}"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
         )
         if proc.returncode != 0:
-            out = (proc.stdout + proc.stderr).strip().splitlines()
             raise MavenError(
-                f"mvn could not resolve {', '.join(coordinates)} (exit {proc.returncode}):\n" + "\n".join(out[-25:])
+                f"mvn could not resolve {', '.join(coordinates)} (exit {proc.returncode}): "
+                + _maven_reason(proc.stdout + proc.stderr)
             )
         jars.rename(target)
         shutil.rmtree(work, ignore_errors=True)
         marker.write_text("\n".join(coordinates) + "\n")
         return target
+
+
+def _maven_reason(output: str) -> str:
+    """Maven's error lines without colour codes and without its generic "re-run with -X" advice."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    errors = [
+        line.removeprefix("[ERROR]").strip()
+        for line in text.splitlines()
+        if line.startswith("[ERROR]") and line.strip() != "[ERROR]"
+    ]
+    advice = ("To see the full", "Re-run Maven", "For more information", "[Help")
+    useful = [e for e in errors if not e.startswith(advice)]
+    return "\n".join(useful[:10]) if useful else "\n".join(text.strip().splitlines()[-25:])
 
 
 def classpath(directory: Path) -> str:
