@@ -455,5 +455,10 @@ def _kraft_cluster_id() -> str:
     # A KRaft cluster id is a base64url (no padding) UUID, what `kafka-storage random-uuid` prints.
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    # Like Kafka's Uuid.randomUuid(), never one starting with "-": StorageTool's argument parser would
+    # read it as an option ("argument --cluster-id/-t: expected one argument", 1 start in 64).
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
