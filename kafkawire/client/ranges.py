@@ -1,0 +1,250 @@
+"""Read offsets ``[start, end)`` of one or more partitions: the one bounded range reader.
+
+The Spark source (one task = one range of one partition) and ``kafkawire consume`` (every partition of a
+topic up to the end offsets it saw at start, or without end with ``--follow``) both need the same loop, and
+it is easy to get subtly wrong. :func:`read_ranges` is that loop, on top of the public
+:meth:`Client.fetch_many <kafkawire.client.Client.fetch_many>` and :meth:`Client.list_offsets
+<kafkawire.client.Client.list_offsets>`:
+
+* **Partial tails and records past the end.** A fetch may stop inside a batch (Kafka cuts the log at
+  the byte limit, not at a batch boundary) and may return records at or after ``end``; a batch may also
+  start before the fetch offset. Each :class:`RangeSlice` says which rows of the decoded columns lie inside
+  the range, and the position moves to the decoder's ``next_offset`` (the first offset not yet read).
+* **Gaps are normal.** Offsets missing from the log (compaction), transaction markers (control records)
+  and, under ``read_committed``, aborted transactions are not data loss: ``next_offset`` moves past them
+  (KAFKA-5443), and a range may yield fewer records than ``end - start``.
+* **Data that is gone.** A start below the log start (``OFFSET_OUT_OF_RANGE``, retention or
+  DeleteRecords) or an end beyond the log (the topic was truncated or re-created: the high watermark, or
+  under ``read_committed`` the last stable offset, stays below ``end`` while nothing more arrives) is
+  reported as a :class:`LostRange` to ``on_loss``, which raises to stop (the default raises
+  :class:`RecordsLostError`) or returns to skip what is gone and go on.
+* **Bounded.** The whole read takes one :class:`~kafkawire.client.deadline.Deadline` and every fetch and
+  offset lookup gets what is left of it; ``stall_timeout_ms`` also bounds how long a partition may go
+  without progress before :class:`~kafkawire.client.errors.KafkaTimeoutError` (Spark's
+  ``kafkaConsumer.pollTimeoutMs``). A broker that answers an empty fetch at once instead of waiting
+  ``max_wait_ms`` does not make the loop spin: an idle round backs off (capped at ``max_wait_ms``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..columns import RecordColumns
+from ..protocol.errors import OffsetOutOfRangeError
+from .deadline import Deadline
+from .errors import KafkaClientError, KafkaTimeoutError
+
+__all__ = ["LostRange", "RangeSlice", "RecordsLostError", "read_range", "read_ranges"]
+
+log = logging.getLogger("kafkawire.client.ranges")
+
+TP = tuple[str, int]
+
+#: First pause after a fetch round that moved no partition forward (doubles up to ``max_wait_ms``).
+_IDLE_BACKOFF_S = 0.01
+
+
+@dataclass(frozen=True)
+class RangeSlice:
+    """Rows ``lo:hi`` of ``columns`` are records of ``topic``/``partition`` inside the requested range.
+
+    ``next_offset`` is where the range continues after this slice (the position to commit once the rows
+    are processed). ``len(slice)`` is ``hi - lo``.
+    """
+
+    topic: str
+    partition: int
+    columns: RecordColumns
+    lo: int
+    hi: int
+    next_offset: int
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """The offsets of the rows in the range (a view)."""
+        return self.columns.offset[self.lo : self.hi]
+
+
+@dataclass(frozen=True)
+class LostRange:
+    """Offsets ``[start, stop)`` of ``topic``/``partition`` that the range needed and the log no longer has."""
+
+    topic: str
+    partition: int
+    start: int
+    stop: int
+    reason: str
+
+    def __str__(self) -> str:
+        return (
+            f"Could not read records in offset [{self.start}, {self.stop}) for topic partition "
+            f"{self.topic}-{self.partition}: {self.reason}."
+        )
+
+
+class RecordsLostError(KafkaClientError):
+    """Records a bounded read needed are gone from the log (retention, DeleteRecords, a re-created topic)."""
+
+    def __init__(self, lost: LostRange) -> None:
+        self.lost = lost
+        super().__init__(str(lost))
+
+    def __reduce__(self):  # picklable: raised in Spark executors, re-raised on the driver
+        return (type(self), (self.lost,))
+
+
+def _raise_lost(lost: LostRange) -> None:
+    raise RecordsLostError(lost)
+
+
+def read_range(
+    client: Any,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int | None,
+    **kwargs: Any,
+) -> Iterator[RangeSlice]:
+    """:func:`read_ranges` for one partition."""
+    return read_ranges(client, {(topic, partition): (start, end)}, **kwargs)
+
+
+def read_ranges(
+    client: Any,
+    ranges: Mapping[TP, tuple[int, int | None]],
+    *,
+    deadline: Deadline,
+    stall_timeout_ms: float | None = None,
+    max_bytes: int = 16 << 20,
+    partition_max_bytes: int | None = None,
+    max_wait_ms: int = 500,
+    isolation: str = "read_uncommitted",
+    on_loss: Callable[[LostRange], None] | None = None,
+) -> Iterator[RangeSlice]:
+    """Yield :class:`RangeSlice` s covering ``{(topic, partition): (start, end)}``, in offset order per partition.
+
+    ``end`` None reads on without end (follow mode: the caller stops iterating, or the deadline does). All
+    partitions still short of their end are fetched together (one request per leader). Raises
+    :class:`~kafkawire.client.errors.KafkaTimeoutError` when ``deadline`` passes before every range is read,
+    or a partition makes no progress for ``stall_timeout_ms``; ``on_loss`` (default: raise
+    :class:`RecordsLostError`) decides what records that are gone do.
+    """
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
+    on_loss = on_loss or _raise_lost
+    pos = {tp: int(s) for tp, (s, _) in ranges.items()}
+    ends = {tp: (None if e is None else int(e)) for tp, (_, e) in ranges.items()}
+
+    def stall_clock() -> Deadline:
+        return deadline if stall_timeout_ms is None else deadline.sooner(stall_timeout_ms / 1000.0)
+
+    stalled_since = {tp: stall_clock() for tp in ranges}
+    idle = 0.0
+    while True:
+        active = {tp: off for tp, off in pos.items() if ends[tp] is None or off < ends[tp]}  # type: ignore[operator]
+        if not active:
+            return
+        if deadline.expired():
+            raise KafkaTimeoutError(
+                f"reading offset ranges timed out after {deadline.timeout:.3f} s with "
+                + ", ".join(f"{t}-{p} at {off} (end {ends[(t, p)]})" for (t, p), off in sorted(active.items()))
+            )
+        call = min((stalled_since[tp] for tp in active), key=lambda d: d.at)
+        fetch_kw: dict[str, Any] = {}
+        wait_ms = max_wait_ms
+        if call.timeout is not None:
+            fetch_kw["deadline"] = call
+            wait_ms = max(1, min(max_wait_ms, int(call.remaining_ms() * 0.8)))
+        results = client.fetch_many(
+            active,
+            max_bytes=max_bytes,
+            partition_max_bytes=partition_max_bytes,
+            max_wait_ms=wait_ms,
+            isolation=isolation,
+            raise_errors=False,
+            **fetch_kw,
+        )
+        moved = False
+        for tp, res in results.items():
+            off = active[tp]
+            end = ends[tp]
+            if res.error is not None:
+                if not isinstance(res.error, OffsetOutOfRangeError):
+                    raise res.error
+                new = _after_out_of_range(client, tp, off, end, isolation, call, on_loss)
+                if new != off:
+                    pos[tp] = new
+                    stalled_since[tp] = stall_clock()
+                    moved = True
+                continue
+            cols: RecordColumns = res.records
+            nxt = res.next_offset
+            n = len(cols)
+            if n:
+                lo = int(np.searchsorted(cols.offset, off, side="left"))
+                hi = n if end is None else int(np.searchsorted(cols.offset, end, side="left"))
+                if end is not None and nxt > end:
+                    nxt = end  # records at or past the end were fetched: the range is done, the rest is not ours
+                if hi > lo:
+                    yield RangeSlice(tp[0], tp[1], cols, lo, hi, max(nxt, off))
+            if nxt > off:
+                pos[tp] = nxt
+                stalled_since[tp] = stall_clock()
+                moved = True
+                continue
+            # No progress. If the log ends at or before this offset while the range goes further, what the
+            # range planned is not there (truncated or re-created topic): report it instead of waiting for
+            # records that will never come. Under read_committed, an offset between the last stable offset
+            # and the high watermark is an open transaction: wait for it (up to the stall timeout).
+            if end is not None and 0 <= res.high_watermark <= off:
+                on_loss(LostRange(tp[0], tp[1], off, end, f"the log ends at {res.high_watermark}"))
+                pos[tp] = end
+                moved = True
+                continue
+            if stalled_since[tp].expired() and stall_timeout_ms is not None and not deadline.expired():
+                raise KafkaTimeoutError(
+                    f"no record could be fetched at offset {off} of {tp[0]}-{tp[1]} in {stall_timeout_ms:.0f} ms "
+                    f"(high watermark {res.high_watermark}, last stable offset {res.last_stable_offset})"
+                )
+        if moved:
+            idle = 0.0
+        else:
+            # Kafka holds an empty fetch for max_wait_ms; some brokers answer at once. Back off so an idle
+            # read (a follow, or a range waiting for a transaction to end) does not spin.
+            idle = min(max(_IDLE_BACKOFF_S, idle * 2), max_wait_ms / 1000.0)
+            deadline.sleep(idle)
+
+
+def _after_out_of_range(
+    client: Any,
+    tp: TP,
+    off: int,
+    end: int | None,
+    isolation: str,
+    call: Deadline,
+    on_loss: Callable[[LostRange], None],
+) -> int:
+    """Where to continue after OFFSET_OUT_OF_RANGE at ``off``: the same offset when the log does hold it
+    now (a leader change), else past what is gone, after telling ``on_loss``."""
+    topic, partition = tp
+    kw: dict[str, Any] = {} if call.timeout is None else {"deadline": call}
+    earliest = client.list_offsets(topic, [partition], timestamp="earliest", **kw)[partition].offset
+    latest = client.list_offsets(topic, [partition], timestamp="latest", isolation=isolation, **kw)[partition].offset
+    if earliest <= off < latest:
+        return off
+    if off < earliest:
+        stop = earliest if end is None else min(earliest, end)
+        on_loss(LostRange(topic, partition, off, stop, f"the log now starts at {earliest}"))
+        return stop
+    # Beyond the end of the log: the topic was truncated or re-created under us.
+    stop = latest if end is None else end
+    on_loss(LostRange(topic, partition, off, max(stop, off), f"the log now holds [{earliest}, {latest})"))
+    return stop
