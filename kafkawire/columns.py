@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ._optional import require
+
 __all__ = ["BinaryColumn", "Record", "RecordColumns", "as_binary_column"]
 
 _EMPTY_I32 = np.zeros(1, dtype=np.int32)
@@ -86,7 +88,7 @@ class BinaryColumn:
 
     def to_arrow(self, type: Any = None) -> Any:
         """A ``pyarrow.BinaryArray`` (or ``type``, e.g. ``pa.string()``) sharing the offsets and data buffers."""
-        import pyarrow as pa
+        pa = require("pyarrow", "BinaryColumn.to_arrow()")
 
         n = len(self)
         validity = None
@@ -152,7 +154,7 @@ class BinaryColumn:
     @classmethod
     def from_arrow(cls, array: Any) -> BinaryColumn:
         """Wrap a pyarrow ``binary``/``string`` array (or chunked array) without copying its data."""
-        import pyarrow as pa
+        pa = require("pyarrow", "BinaryColumn.from_arrow()")
 
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
@@ -378,7 +380,7 @@ class RecordColumns:
         ``value`` binary, ``headers`` list<struct<key: string, value: binary>> (null when a record has
         none); with ``include_batch_columns`` also the batch attributes of each record's batch.
         """
-        import pyarrow as pa
+        pa = require("pyarrow", "RecordColumns.to_arrow()")
 
         from ._arrow import headers_array  # the one headers builder, shared with the Spark source
 
@@ -400,5 +402,7 @@ class RecordColumns:
         return pa.RecordBatch.from_arrays(arrays, names=names)
 
     def to_pandas(self, **kwargs: Any) -> Any:
-        """A pandas DataFrame through :meth:`to_arrow`."""
+        """A pandas DataFrame through :meth:`to_arrow` (needs the ``pandas`` extra: pyarrow and pandas)."""
+        require("pandas", "RecordColumns.to_pandas()")
+        require("pyarrow", "RecordColumns.to_pandas()", extra="pandas")
         return self.to_arrow(**kwargs).to_pandas()

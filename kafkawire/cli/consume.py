@@ -183,7 +183,7 @@ def _progress_bar(enabled: bool | None, total: int | None) -> Any:
         from tqdm import tqdm
     except ImportError:
         if enabled:
-            print("kafkawire: tqdm is not installed: no progress bar (pip install tqdm)", file=sys.stderr)
+            print('kafkawire: tqdm is not installed: no progress bar (pip install "kafkawire[cli]")', file=sys.stderr)
         return None
     return tqdm(total=total, unit=" records", file=sys.stderr, dynamic_ncols=True, leave=True)
 

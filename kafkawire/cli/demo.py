@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._optional import require
+
 PAGES = np.array(["/", "/search", "/product", "/cart", "/checkout", "/account", "/help", "/blog"])
 ACTIONS = np.array(["view", "click", "scroll", "add_to_cart", "purchase"])
 ACTION_WEIGHTS = np.array([0.55, 0.25, 0.12, 0.06, 0.02])
@@ -191,6 +193,10 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     impl = "compiled core" if kafkawire.compiled else "pure-Python reference (slow!)"
     print(f"[demo] kafkawire {kafkawire.__version__}, {impl}")
+    # A missing dependency stops the demo before it starts a broker and produces, not after.
+    require("tqdm", "kafkawire demo", extra="demo")
+    if not args.no_spark:
+        require("pyspark", "kafkawire demo", extra="demo")
     with _broker(args) as bootstrap, Client(bootstrap, client_id="kafkawire-demo") as client:
         with contextlib.suppress(Exception):
             client.delete_topics([args.topic], missing_ok=True)

@@ -6,8 +6,8 @@ and is imported only when it runs, so ``kafkawire --help`` stays fast and option
 tqdm, matplotlib, the peer clients) are needed only by the commands that use them.
 
 Errors kafkawire raises on purpose (:class:`kafkawire.KafkaWireError`: broker error codes, unreachable
-brokers, corrupt data) and usage errors are printed as one line, ``kafkawire: error: ...``, with exit
-status 1; a traceback means a bug.
+brokers, corrupt data), a missing optional dependency (with its ``pip install`` line) and usage errors are
+printed as one line, ``kafkawire: error: ...``, with exit status 1; a traceback means a bug.
 """
 
 from __future__ import annotations
@@ -83,13 +83,14 @@ def _run_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kafkawire`` console script: parse ``argv``, run the command, return its exit
     status (1 with a one-line message for kafkawire's own errors, 130 for Ctrl-C)."""
+    from .._optional import MissingDependencyError
     from ..errors import KafkaWireError
     from ._common import CliError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except (KafkaWireError, CliError) as e:
+    except (KafkaWireError, CliError, MissingDependencyError) as e:
         text = str(e) or type(e).__name__
         if isinstance(e, KafkaWireError):
             text = f"{type(e).__name__}: {text}"

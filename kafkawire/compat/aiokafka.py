@@ -47,8 +47,10 @@ try:
     from aiokafka.errors import CorruptRecordException as _CorruptRecordException
     from aiokafka.record.default_records import DefaultRecordBatch as _AioDefaultRecordBatch
     from aiokafka.record.legacy_records import LegacyRecordBatch as _AioLegacyRecordBatch
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("kafkawire.compat.aiokafka needs aiokafka (pip install aiokafka)") from exc
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
+    from .._optional import missing
+
+    raise missing("aiokafka", "kafkawire.compat.aiokafka") from exc
 
 from .. import crc32c as _crc32c
 from ._fast import HEADER, FetchColumns, decode_batch, fast_entry

@@ -59,8 +59,10 @@ try:
     import kafka.consumer.fetcher as _fetcher
     from kafka.record.default_records import DefaultRecordBatch as _KDefaultRecordBatch
     from kafka.record.memory_records import MemoryRecords as _KMemoryRecords
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("kafkawire.compat.kafka_python needs kafka-python (pip install kafka-python)") from exc
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
+    from .._optional import missing
+
+    raise missing("kafka", "kafkawire.compat.kafka_python") from exc
 
 from .. import crc32c as _crc32c
 from ._fast import BatchFields, FastRecord, FetchColumns, decode_batch, decode_batch_fields, fast_entry

@@ -43,15 +43,17 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidOptionError, KafkaDataLossError, KafkaSparkError, WriteSchemaError
-from .session import activate, prepare_environment, register, session
+from .session import SparkSetupError, activate, check_worker_python, prepare_environment, register, session
 
 __all__ = [
     "InvalidOptionError",
     "KafkaDataLossError",
     "KafkaSparkError",
     "KafkaWireDataSource",
+    "SparkSetupError",
     "WriteSchemaError",
     "activate",
+    "check_worker_python",
     "prepare_environment",
     "register",
     "session",
@@ -61,6 +63,9 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The data source class imports pyspark; keep `import kafkawire.spark` cheap without it.
     if name == "KafkaWireDataSource":
+        from .._optional import require
+
+        require("pyspark", "the kafkawire Spark data source")
         from .source import KafkaWireDataSource
 
         return KafkaWireDataSource

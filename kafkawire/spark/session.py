@@ -3,12 +3,55 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["activate", "prepare_environment", "register", "session"]
+from .._optional import require
+from .errors import KafkaSparkError
+
+__all__ = ["SparkSetupError", "activate", "check_worker_python", "prepare_environment", "register", "session"]
+
+# What a Python worker imports to run the data source (pyspark and pyarrow come with it).
+_WORKER_IMPORT = "import kafkawire.spark.source"
+
+
+class SparkSetupError(KafkaSparkError, RuntimeError):
+    """Spark is set up so that the ``kafkawire`` format cannot work (the message says what to change)."""
+
+
+def worker_python(config: Mapping[str, str] | None = None) -> str:
+    """The interpreter Spark starts its Python workers with: ``spark.pyspark.python``, else ``PYSPARK_PYTHON``,
+    else ``python3`` on PATH (the order of Spark's ``PythonWorkerFactory``)."""
+    return (config or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or "python3"
+
+
+def check_worker_python(python: str | None = None) -> None:
+    """Raise :class:`SparkSetupError` when ``python`` (default: :func:`worker_python`) cannot import kafkawire.
+
+    Spark looks the ``kafkawire`` format up, and runs it, in Python worker processes that the JVM starts with
+    that interpreter, not the driver's. When it lacks kafkawire, the only sign Spark gives is
+    ``[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafkawire``; this names the interpreter, its
+    import error and what to set. It runs the interpreter once (about a second), with this process's
+    environment, so it speaks for workers on this machine (``local``, ``local-cluster``), not on a cluster's.
+    """
+    python = python or worker_python()
+    try:
+        proc = subprocess.run(
+            [python, "-c", _WORKER_IMPORT], capture_output=True, text=True, timeout=120, check=False
+        )
+        problem = proc.stderr.strip().splitlines()[-1] if proc.returncode else ""
+    except OSError as e:  # not found, not executable
+        problem = str(e)
+    if problem:
+        raise SparkSetupError(
+            f"Spark's Python workers would run {python!r}, which cannot import kafkawire ({problem}); Spark "
+            f"would fail with DATA_SOURCE_NOT_FOUND. Set PYSPARK_PYTHON to an interpreter that has kafkawire, "
+            f"e.g. export PYSPARK_PYTHON={sys.executable} (this one), or pass "
+            f"config={{'spark.pyspark.python': {sys.executable!r}}} to kafkawire.spark.session()."
+        )
 
 
 def prepare_environment() -> None:
@@ -48,9 +91,12 @@ def session(
 
     Defaults suit small local runs (no UI, 4 shuffle partitions, UTC session time zone so the
     ``timestamp`` column prints as Kafka stored it); ``config`` overrides any of them.
+
+    On a ``local`` master the workers' interpreter is checked first (:func:`check_worker_python`): one that
+    cannot import kafkawire raises :class:`SparkSetupError` saying what to set.
     """
     prepare_environment()
-    from pyspark.sql import SparkSession
+    SparkSession = require("pyspark.sql", "kafkawire.spark.session()").SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {
@@ -61,12 +107,28 @@ def session(
         "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
     }
     settings.update(config or {})
+    if master.startswith("local"):
+        check_worker_python(worker_python(settings))
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    register(spark)
+    if not _format_exists(spark):
+        register(spark)
     activate(spark)
     return spark
+
+
+def _format_exists(spark: Any) -> bool:
+    """True when ``kafkawire`` is already a data source of ``spark``: registered statically (the installed
+    top-level ``pyspark_kafkawire`` module, found by the workers' interpreter) or by an earlier call.
+
+    Registering it again works but makes Spark log "The data source kafkawire replaced a statically registered
+    data source" (``DataSourceManager.registerDataSource``) on every session; so register only when missing.
+    """
+    try:
+        return bool(spark._jsparkSession.sessionState().dataSourceManager().dataSourceExists("kafkawire"))
+    except Exception:  # no JVM session (Spark Connect) or an older internal API: register as before
+        return False
 
 
 def activate(spark: Any) -> None:

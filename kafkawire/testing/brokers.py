@@ -385,7 +385,9 @@ def _package_file(package: str, *parts: str) -> Path:
 
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise BrokerStartError(f"the {package!r} package is not installed")
+        from .._optional import DEPENDENCIES, install_hint
+
+        raise BrokerStartError(f"{DEPENDENCIES[package][0]} is not installed: {install_hint(DEPENDENCIES[package][1])}")
     path = Path(list(spec.submodule_search_locations)[0]).joinpath(*parts)
     if not path.is_file():
         raise BrokerStartError(f"{path} not found in the {package!r} package")
