@@ -4,7 +4,14 @@
 spread over partitions, batched per partition) when it reaches ``batch_records`` / ``batch_bytes``,
 when ``linger_ms`` has passed since its first record (checked on the next ``send()``), or on
 ``flush()`` / ``close()``. Everything the blocking client guarantees holds: idempotent retries, murmur2
-partitioning, one request per leader.
+partitioning, one request per leader, and retries until the delivery timeout (``delivery_timeout_ms``,
+default the client's ``retry_timeout_ms``).
+
+Nothing is dropped silently: records leave the buffer only once ``produce()`` returned, or raised
+:class:`~kafkawire.client.errors.ProduceFailedError`, whose ``unacknowledged`` hands the records that
+were not acknowledged (values, keys, headers, timestamps per partition) back to the application to
+send again. Any other exception (an interrupt, an authorization error) leaves them in the buffer, and
+the next ``flush()`` tries them again.
 """
 
 from __future__ import annotations
@@ -15,8 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ..records import check_record_arguments
 from .client import Client
-from .types import ProduceResult
+from .errors import ProduceFailedError
+from .types import ProduceResult, UnacknowledgedRecords
 
 __all__ = ["Producer"]
 
@@ -31,11 +42,23 @@ class _Buffer:
     nbytes: int = 0
     since: float = 0.0
 
+    def drop(self, rows: Sequence[int]) -> None:
+        """Remove ``rows`` (positions in the buffer) once they were written or handed back."""
+        gone = set(rows)
+        keep = [i for i in range(len(self.values)) if i not in gone]
+        self.values = [self.values[i] for i in keep]
+        self.keys = [self.keys[i] for i in keep]
+        self.headers = [self.headers[i] for i in keep]
+        self.timestamps = [self.timestamps[i] for i in keep]
+        self.partitions = [self.partitions[i] for i in keep]
+        self.nbytes = sum(len(v or b"") + len(k or b"") for v, k in zip(self.values, self.keys))
+
 
 class Producer:
     """Buffer records and write them in batches.
 
-    ``compression``, ``acks``: as in :meth:`Client.produce`. Pass ``client`` to share a
+    ``compression``, ``acks``: as in :meth:`Client.produce`; ``delivery_timeout_ms`` bounds each
+    write, retries included (default: the client's ``retry_timeout_ms``). Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
     """
 
@@ -49,6 +72,7 @@ class Producer:
         linger_ms: float = 5.0,
         compression: str | None = None,
         acks: int = -1,
+        delivery_timeout_ms: float | None = None,
         **client_options: Any,
     ) -> None:
         if client is None:
@@ -64,6 +88,7 @@ class Producer:
         self.linger_ms = linger_ms
         self.compression = compression
         self.acks = acks
+        self.delivery_timeout_ms = delivery_timeout_ms
         self._buffers: dict[str, _Buffer] = {}
         self._lock = threading.RLock()
         self._closed = False
@@ -78,13 +103,22 @@ class Producer:
         headers: Sequence[tuple[str, bytes | None]] | None = None,
         timestamp_ms: int | None = None,
     ) -> None:
-        """Queue one record; may write the topic's buffer when it is full or has lingered long enough."""
+        """Queue one record; may write the topic's buffer when it is full or has lingered long enough
+        (then raises :class:`ProduceFailedError` as :meth:`flush` does). ``value`` / ``key``: bytes-like,
+        ``str`` (written as UTF-8) or None; anything else is a ``TypeError``."""
+        check_record_arguments(
+            [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
+        )
         with self._lock:
             if self._closed:
                 raise RuntimeError("producer is closed")
             buf = self._buffers.get(topic)
             if buf is None:
                 buf = self._buffers[topic] = _Buffer(since=time.monotonic())
+            if isinstance(value, str):
+                value = value.encode()
+            if isinstance(key, str):
+                key = key.encode()
             buf.values.append(value)
             buf.keys.append(key)
             buf.headers.append(list(headers) if headers else None)
@@ -99,12 +133,12 @@ class Producer:
                 self._flush_topic(topic)
 
     def _flush_topic(self, topic: str) -> list[ProduceResult]:
-        buf = self._buffers.pop(topic, None)
+        buf = self._buffers.get(topic)
         if buf is None or not buf.values:
+            self._buffers.pop(topic, None)
             return []
         headers = buf.headers if any(h for h in buf.headers) else None
         explicit = {p for p in buf.partitions if p is not None}
-        results = []
         if not explicit:
             groups: list[tuple[int | None, list[int]]] = [(None, list(range(len(buf.values))))]
         else:
@@ -114,27 +148,53 @@ class Producer:
                 by.setdefault(p, []).append(i)
             groups = list(by.items())
         has_keys = any(k is not None for k in buf.keys)
-        for part, rows in groups:
-            results.append(
-                self.client.produce(
-                    topic,
-                    [buf.values[i] for i in rows],
-                    keys=[buf.keys[i] for i in rows] if has_keys else None,
-                    partition=part,
-                    headers=None if headers is None else [headers[i] for i in rows],
-                    timestamps=[buf.timestamps[i] for i in rows],
-                    acks=self.acks,
-                    compression=self.compression,
-                )
-            )
+        results: list[ProduceResult] = []
+        failures: list[tuple[list[int], ProduceFailedError]] = []
+        done: list[int] = []
+        try:
+            for part, rows in groups:
+                try:
+                    results.append(
+                        self.client.produce(
+                            topic,
+                            [buf.values[i] for i in rows],
+                            keys=[buf.keys[i] for i in rows] if has_keys else None,
+                            partition=part,
+                            headers=None if headers is None else [headers[i] for i in rows],
+                            timestamps=[buf.timestamps[i] for i in rows],
+                            acks=self.acks,
+                            compression=self.compression,
+                            timeout_ms=self.delivery_timeout_ms,
+                        )
+                    )
+                except ProduceFailedError as e:
+                    failures.append((rows, e))
+                done += rows
+        finally:
+            # Only what was written, or is handed back below, leaves the buffer.
+            buf.drop(done)
+            if not buf.values:
+                self._buffers.pop(topic, None)
+        if failures:
+            raise _combined_failure(topic, failures, results)
         return results
 
     def flush(self) -> list[ProduceResult]:
-        """Write every buffered record; returns one :class:`ProduceResult` per produce call."""
+        """Write every buffered record; returns one :class:`ProduceResult` per produce call.
+
+        Raises :class:`ProduceFailedError` when some records were not acknowledged by the delivery
+        timeout: its ``unacknowledged`` holds them (``rows`` are positions in the flushed buffer).
+        Every topic is attempted before the first failure is raised."""
         with self._lock:
             out: list[ProduceResult] = []
+            failure: ProduceFailedError | None = None
             for topic in list(self._buffers):
-                out += self._flush_topic(topic)
+                try:
+                    out += self._flush_topic(topic)
+                except ProduceFailedError as e:
+                    failure = failure or e
+            if failure is not None:
+                raise failure
             return out
 
     @property
@@ -159,3 +219,36 @@ class Producer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _combined_failure(
+    topic: str, failures: list[tuple[list[int], ProduceFailedError]], results: list[ProduceResult]
+) -> ProduceFailedError:
+    """One error for a flush whose produce calls failed: the records of every call not acknowledged,
+    per partition, ``rows`` renumbered to positions in the flushed buffer."""
+    if len(failures) == 1 and not results:
+        return failures[0][1]
+    errors: dict[tuple[str, int], BaseException] = {}
+    unacked: dict[int, UnacknowledgedRecords] = {}
+    for rows, e in failures:
+        errors.update(e.errors)
+        for p, u in e.unacknowledged.items():
+            assert isinstance(u, UnacknowledgedRecords)
+            mapped = np.asarray(rows, dtype=np.int64)[u.rows]
+            prev = unacked.get(p)
+            if prev is None:
+                unacked[p] = UnacknowledgedRecords(
+                    topic, p, mapped, list(u.values), u.keys, u.headers, list(u.timestamps), u.error
+                )
+            else:
+                prev.rows = np.concatenate([prev.rows, mapped])
+                prev.values += u.values
+                prev.keys = None if prev.keys is None or u.keys is None else prev.keys + u.keys
+                prev.headers = None if prev.headers is None or u.headers is None else prev.headers + u.headers
+                prev.timestamps += u.timestamps
+    message = "; ".join(str(e) for _, e in failures)
+    err = ProduceFailedError(
+        f"flush of {topic!r}: {message}", errors, results, unacked, any(e.timed_out for _, e in failures)
+    )
+    err.__cause__ = failures[0][1]
+    return err
