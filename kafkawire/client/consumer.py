@@ -2,12 +2,16 @@
 assignors).
 
 ``poll()`` returns records as :class:`kafkawire.RecordColumns` per partition. Group membership runs
-inside ``poll()``: it joins (JoinGroup offering one protocol per assignor in ``partition_assignment_strategy``,
-then SyncGroup; the leader computes the assignment with the assignor the coordinator chose), sends
-heartbeats when they are due, rejoins when the coordinator announces a rebalance, and commits positions
-automatically when ``enable_auto_commit`` is on. There is no background thread, so ``poll()`` must be
-called more often than ``session_timeout_ms`` (the Java consumer's ``max.poll.interval.ms`` rule, made
-stricter because heartbeats ride on ``poll()`` too).
+inside ``poll()`` (:mod:`.coordinator`): it joins (JoinGroup offering one protocol per assignor in
+``partition_assignment_strategy``, then SyncGroup; the leader computes the assignment with the assignor the
+coordinator chose), sends heartbeats when they are due, rejoins when the coordinator announces a rebalance,
+and commits positions automatically when ``enable_auto_commit`` is on. There is no background thread, so
+``poll()`` must be called more often than ``session_timeout_ms`` (the Java consumer's
+``max.poll.interval.ms`` rule, made stricter because heartbeats ride on ``poll()`` too).
+
+Each ``poll()`` makes one :class:`~kafkawire.client.deadline.Deadline` from its timeout and hands what is
+left of it to every request it makes (join, heartbeat, commit, offset lookups, fetch), so no layer below
+can make it overrun. The consumer uses only the public :class:`~kafkawire.client.Client` API.
 """
 
 from __future__ import annotations
@@ -18,31 +22,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..columns import RecordColumns
-from ..protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
-from ..protocol.errors import (
-    BrokerError,
-    FencedInstanceIdError,
-    IllegalGenerationError,
-    MemberIdRequiredError,
-    OffsetOutOfRangeError,
-    RebalanceInProgressError,
-    UnknownMemberIdError,
-)
-from .client import EARLIEST, LATEST, Client, _error
+from ..protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
+from .client import EARLIEST, LATEST, Client
+from .coordinator import CommitFailedError, GroupMember, TopicPartition
+from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
-from .group import ASSIGNORS, decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from .group import ASSIGNORS
 from .retry import is_retriable
 
 __all__ = ["Consumer", "CommitFailedError"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kafkawire.consumer")
 
-TopicPartition = tuple[str, int]
-
-
-class CommitFailedError(KafkaClientError):
-    """A group commit was refused because the group rebalanced: the partitions may belong to another
-    member now, whose reads will start from the last successful commit."""
+#: Default bound of :meth:`Consumer.close` (the Java consumer's ``close()`` waits up to 30 s too).
+CLOSE_TIMEOUT_MS = 30_000
 
 
 class Consumer:
@@ -60,6 +53,21 @@ class Consumer:
     Java's names (``"range"``, ``"roundrobin"``). The coordinator chooses one that every member offers
     (each member votes for its most preferred such protocol), so members with different lists can share a
     group as long as the lists overlap.
+
+    Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
+    milliseconds, whatever the brokers do; when its time runs out because of an error (no broker
+    reachable, no answer, a coordinator that keeps refusing) it raises
+    :class:`~kafkawire.client.errors.KafkaTimeoutError` naming that error, and the next ``poll`` carries on
+    from where this one stopped. :meth:`close` never raises for a broker's answer.
+
+    Rebalances follow the Java consumer's eager protocol: after every rebalance each partition this
+    member holds, whether it kept or gained it, restarts from the group's committed offset (or
+    ``auto_offset_reset`` when there is none). Records read but not committed before a rebalance are
+    therefore delivered again (at least once), never skipped.
+
+    Logging goes to the ``kafkawire.consumer`` logger: rebalances (partitions assigned and revoked) at
+    INFO, failed commits with their cause at WARNING. :meth:`metrics` gives lag per partition, records
+    and bytes consumed, rebalances and commit failures.
     """
 
     def __init__(
@@ -118,21 +126,30 @@ class Consumer:
         self._subscription: list[str] | None = None
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
-        self._member_id = ""
-        self._generation = -1
-        self._rejoin = False
-        self._last_heartbeat = 0.0
+        self._member: GroupMember | None = None
+        if group_id is not None:
+            self._member = GroupMember(
+                client,
+                group_id,
+                assignors=self.partition_assignment_strategy,
+                session_timeout_ms=session_timeout_ms,
+                rebalance_timeout_ms=rebalance_timeout_ms,
+                heartbeat_interval_ms=heartbeat_interval_ms,
+            )
         self._last_commit = time.monotonic()
         self._committed_positions: dict[TopicPartition, int] = {}
+        self._high_watermarks: dict[TopicPartition, int] = {}
+        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "rebalances": 0, "commit_failures": 0}
         self._closed = False
 
     # ---------------------------------------------------------------------------------- assignment
     def subscribe(self, topics: Iterable[str]) -> None:
         """Join ``group_id`` for ``topics``; partitions are assigned on the next :meth:`poll`."""
-        if self.group_id is None:
+        if self._member is None:
             raise ValueError("subscribe() needs a group_id")
         self._subscription = sorted(set(topics))
-        self._rejoin = True
+        self._member.topics = list(self._subscription)
+        self._member.needs_rejoin = True
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Read exactly these ``(topic, partition)`` pairs, outside any group rebalancing."""
@@ -148,338 +165,312 @@ class Consumer:
     @property
     def member_id(self) -> str:
         """This member's id in the group ("" before the first join)."""
-        return self._member_id
+        return self._member.member_id if self._member is not None else ""
 
     @property
     def generation(self) -> int:
-        """The group generation this member belongs to (-1 before the first join)."""
-        return self._generation
+        """The group generation this member belongs to (-1 before the first join and after losing it)."""
+        return self._member.generation if self._member is not None else -1
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""
         self._positions[partition] = int(offset)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._assignment), EARLIEST)
+        self._reset(list(partitions or self._assignment), EARLIEST, self.client.deadline())
 
     def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._assignment), LATEST)
+        self._reset(list(partitions or self._assignment), LATEST, self.client.deadline())
 
-    def position(self, partition: TopicPartition) -> int:
+    def position(self, partition: TopicPartition, *, timeout_ms: float | None = None) -> int:
         """The offset of the next record :meth:`poll` returns for ``partition``."""
         if partition not in self._positions:
-            self._init_positions([partition])
+            self._init_positions([partition], self.client.deadline(timeout_ms))
         return self._positions[partition]
 
-    def _reset(self, tps: list[TopicPartition], which: int) -> None:
+    def _reset(self, tps: list[TopicPartition], which: int, deadline: Deadline) -> None:
         by_topic: dict[str, list[int]] = {}
         for t, p in tps:
             by_topic.setdefault(t, []).append(p)
         for t, ps in by_topic.items():
-            for p, listed in self.client.list_offsets(t, ps, timestamp=which).items():
+            for p, listed in self.client.list_offsets(t, ps, timestamp=which, deadline=deadline).items():
                 self._positions[(t, p)] = listed.offset
 
-    def _init_positions(self, tps: list[TopicPartition]) -> None:
+    def _init_positions(self, tps: list[TopicPartition], deadline: Deadline) -> None:
+        """Positions for partitions that have none: the committed offset, else ``auto_offset_reset``."""
         missing = [tp for tp in tps if tp not in self._positions]
         if not missing:
             return
         if self.group_id is not None:
-            for tp, c in self.client.committed(self.group_id, missing).items():
+            for tp, c in self.client.committed(self.group_id, missing, deadline=deadline).items():
                 if c.offset >= 0:
                     self._positions[tp] = c.offset
                     self._committed_positions[tp] = c.offset
         missing = [tp for tp in missing if tp not in self._positions]
         if missing:
-            self._reset(missing, EARLIEST if self.auto_offset_reset == "earliest" else LATEST)
+            self._reset(missing, EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
 
     # ---------------------------------------------------------------------------------------- group
-    def _join(self) -> None:
-        """JoinGroup + SyncGroup until this member holds an assignment of the current generation."""
-        assert self.group_id is not None and self._subscription is not None
-        client = self.client
-        subscription = encode_subscription(self._subscription)
-        deadline = time.monotonic() + (self.rebalance_timeout_ms + client.request_timeout_ms) / 1000
-        refresh = False
-        backoff = client.retry_policy.backoff_ms / 1000
-        while True:
-            if time.monotonic() > deadline:
-                raise KafkaTimeoutError(f"could not join group {self.group_id!r} in time")
-            try:
-                with client._lock:
-                    conn = client._coordinator(self.group_id, refresh=refresh)
-                    refresh = False
-                    join = JoinGroupRequest(
-                        group_id=self.group_id,
-                        session_timeout_ms=self.session_timeout_ms,
-                        rebalance_timeout_ms=self.rebalance_timeout_ms,
-                        member_id=self._member_id,
-                        protocol_type="consumer",
-                        # One protocol per assignor, most preferred first; the subscription is the same
-                        # for each (v0 of ConsumerProtocolSubscription carries no assignor state).
-                        protocols=[
-                            JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=subscription)
-                            for name in self.partition_assignment_strategy
-                        ],
-                    )
-                    # JoinGroup is answered only when every member has (re)joined: wait for a rebalance.
-                    resp = conn.request(
-                        join, conn.version_for(JoinGroupRequest), timeout_ms=self.rebalance_timeout_ms + 5_000
-                    )
-                    err = _error(resp.error_code, None, f"join group {self.group_id!r}")
-                    if isinstance(err, MemberIdRequiredError):
-                        # KIP-394: the first join only obtains a member id. (Tansu asks for it on v0-v3
-                        # too, which predate KIP-394: the same answer works.)
-                        self._member_id = resp.member_id
-                        continue
-                    if isinstance(err, (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)):
-                        self._reset_membership(err)
-                        continue
-                    if isinstance(err, RebalanceInProgressError):
-                        continue
-                    if err is not None:
-                        raise err
-                    self._member_id = resp.member_id
-                    self._generation = resp.generation_id
-                    # protocol_name is nullable only from v7 on (KIP-559); a coordinator that leaves it out
-                    # can only have chosen among what we offered, so fall back to our first choice.
-                    protocol = resp.protocol_name or self.partition_assignment_strategy[0]
-                    assignments = []
-                    if resp.leader == resp.member_id:
-                        assignments = self._assign_as_leader(protocol, resp.members)
-                    sync = SyncGroupRequest(
-                        group_id=self.group_id,
-                        generation_id=self._generation,
-                        member_id=self._member_id,
-                        protocol_type="consumer",
-                        protocol_name=protocol,
-                        assignments=assignments,
-                    )
-                    sresp = conn.request(
-                        sync, conn.version_for(SyncGroupRequest), timeout_ms=self.rebalance_timeout_ms + 5_000
-                    )
-                    serr = _error(sresp.error_code, None, f"sync group {self.group_id!r}")
-                    if isinstance(serr, (UnknownMemberIdError, IllegalGenerationError)):
-                        self._reset_membership(serr)
-                        continue
-                    if isinstance(serr, RebalanceInProgressError):
-                        continue
-                    if serr is not None:
-                        raise serr
-            except Exception as e:
-                if not is_retriable(e):
-                    raise
-                log.debug("group %s: retrying join after %s", self.group_id, e)
-                refresh = True
-                time.sleep(backoff)
-                continue
-            assigned = decode_assignment(sresp.assignment)
-            self._assignment = sorted((t, p) for t, ps in assigned.items() for p in ps)
-            self._positions = {tp: off for tp, off in self._positions.items() if tp in self._assignment}
-            self._rejoin = False
-            self._last_heartbeat = time.monotonic()
-            self._init_positions(self._assignment)
-            return
+    def _assigned(self, assigned: list[TopicPartition]) -> None:
+        """A new generation's assignment arrived.
 
-    def _assign_as_leader(self, protocol: str, members: list[Any]) -> list[Any]:
-        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor."""
-        assignor = ASSIGNORS.get(protocol)
-        if assignor is None:
-            # The coordinator must choose among the protocols every member offered, ours included.
-            raise KafkaClientError(f"group {self.group_id!r}: coordinator chose unknown protocol {protocol!r}")
-        subscriptions = {m.member_id: decode_subscription(m.metadata) for m in members}
-        topics = sorted({t for ts in subscriptions.values() for t in ts})
-        meta = self.client._fetch_metadata(topics) if topics else None
-        counts = {}
-        if meta is not None:
-            counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
-        plan = assignor(subscriptions, counts)
-        return [
-            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=encode_assignment(parts))
-            for m, parts in sorted(plan.items())
-        ]
-
-    def _reset_membership(self, err: BaseException) -> None:
-        """Forget the generation after ``err``; forget the member id too unless the error was only
-        ILLEGAL_GENERATION.
-
-        ILLEGAL_GENERATION means the group moved on without us but still knows our member id (e.g. a
-        commit raced a rebalance another member's LeaveGroup started). Rejoining under a fresh id would
-        leave the old id in the group, and the coordinator would wait for it to rejoin until the rebalance
-        timeout. The Java consumer keeps the member id in this case for that reason
-        (``AbstractCoordinator.resetStateAndGeneration(reason, shouldResetMemberId=false)``).
+        Eager rebalancing (the Java consumer's range and round-robin assignors): every partition, kept or
+        gained, restarts from the group's committed offset. Keeping the position ``poll`` had reached
+        would skip the records read but not committed: the member may have lost its membership while
+        they were being processed (their commit then fails with :class:`CommitFailedError`), and another
+        member may even have read and committed the partition meanwhile.
         """
-        if not isinstance(err, IllegalGenerationError):
-            self._member_id = ""
-        self._generation = -1
+        assert self._member is not None
+        before = set(self._assignment)
+        after = set(assigned)
+        self._counters["rebalances"] += 1
+        log.info(
+            "group %s: generation %d: assigned %s (kept %d, gained %s, revoked %s)",
+            self.group_id,
+            self._member.generation,
+            _names(after),
+            len(before & after),
+            _names(after - before),
+            _names(before - after),
+        )
+        self._assignment = sorted(after)
+        self._positions.clear()
+        self._committed_positions.clear()
+        self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
 
-    def _heartbeat(self) -> None:
-        if self.group_id is None or self._generation < 0 or self._rejoin:
-            return
-        now = time.monotonic()
-        if (now - self._last_heartbeat) * 1000 < self.heartbeat_interval_ms:
-            return
-        client = self.client
-        try:
-            with client._lock:
-                conn = client._coordinator(self.group_id)
-                resp = conn.request(
-                    HeartbeatRequest(group_id=self.group_id, generation_id=self._generation, member_id=self._member_id),
-                )
-        except Exception as e:
-            if not is_retriable(e):
-                raise
-            client._coordinators.pop(self.group_id, None)  # find the coordinator again next time
-            return
-        self._last_heartbeat = now
-        err = _error(resp.error_code, None, "heartbeat")
+    def _heartbeat(self, deadline: Deadline) -> None:
+        assert self._member is not None
+        was_active = self._member.active
+        err = self._member.heartbeat(deadline)
         if err is None:
             return
         if isinstance(err, RebalanceInProgressError):
-            # Commit what was read while the partitions are still ours, then rejoin.
-            self._maybe_commit(force=True)
-            self._rejoin = True
-        elif isinstance(err, (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)):
-            self._reset_membership(err)
-            self._rejoin = True
-        elif err.retriable:
-            client._coordinators.pop(self.group_id, None)
-        else:
-            raise err
+            log.info("group %s: rebalance announced; committing, then rejoining", self.group_id)
+            # Still a member of this generation: commit what was read while the partitions are ours.
+            self._maybe_commit(deadline, force=True)
+        elif was_active:
+            log.warning(
+                "group %s: membership lost (%s); partitions %s revoked, rejoining",
+                self.group_id,
+                err,
+                _names(self._assignment),
+            )
 
     # -------------------------------------------------------------------------------------- commits
-    def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+    def commit(self, offsets: Mapping[TopicPartition, int] | None = None, *, timeout_ms: float | None = None) -> None:
         """Commit ``offsets`` (default: the current positions) for ``group_id``.
 
-        Raises :class:`CommitFailedError` when the group has rebalanced since this member joined.
+        Raises :class:`CommitFailedError` when the group has rebalanced since this member joined (the
+        next :meth:`poll` rejoins, and every partition restarts from its committed offset).
         """
         if self.group_id is None:
             raise ValueError("commit() needs a group_id")
         todo = dict(self._positions if offsets is None else offsets)
-        if not todo:
-            return
+        if todo:
+            self._commit(todo, self.client.deadline(timeout_ms))
+
+    def _commit(self, todo: dict[TopicPartition, int], deadline: Deadline) -> None:
+        assert self.group_id is not None
         try:
-            self.client.commit_offsets(
-                self.group_id,
-                todo,
-                generation_id=self._generation if self._subscription is not None else -1,
-                member_id=self._member_id if self._subscription is not None else "",
-            )
-        except (RebalanceInProgressError, IllegalGenerationError, UnknownMemberIdError) as e:
-            self._rejoin = True
-            if isinstance(e, (IllegalGenerationError, UnknownMemberIdError)):
-                self._reset_membership(e)
-            raise CommitFailedError(f"commit refused, the group rebalanced: {e}") from e
+            if self._subscription is not None:
+                assert self._member is not None
+                if self._member.generation < 0:
+                    raise CommitFailedError(
+                        f"group {self.group_id!r}: not a member of the current generation (it rejoins on the "
+                        "next poll), so the commit was refused"
+                    )
+                self._member.commit(todo, deadline)
+            else:
+                self.client.commit_offsets(self.group_id, todo, deadline=deadline)
+        except Exception as e:
+            self._counters["commit_failures"] += 1
+            log.warning("group %s: commit of %s failed: %s", self.group_id, _offsets(todo), e)
+            raise
         self._committed_positions.update(todo)
         self._last_commit = time.monotonic()
 
-    def _maybe_commit(self, force: bool = False) -> None:
+    def _maybe_commit(self, deadline: Deadline, force: bool = False) -> None:
+        """Auto-commit when due (or ``force``). A failure is logged (by :meth:`_commit`) and left for the
+        next interval: the positions stay uncommitted, which at worst re-delivers records."""
         if not self.enable_auto_commit:
             return
-        due = (time.monotonic() - self._last_commit) * 1000 >= self.auto_commit_interval_ms
-        if not (force or due):
+        if self._member is not None and self._subscription is not None and self._member.generation < 0:
             return
+        due = (time.monotonic() - self._last_commit) * 1000 >= self.auto_commit_interval_ms
+        if not (force or due) or deadline.expired():
+            return  # (a poll whose time is spent commits on the next one: a commit cut short proves nothing)
         changed = {tp: o for tp, o in self._positions.items() if self._committed_positions.get(tp) != o}
         if not changed:
             self._last_commit = time.monotonic()
             return
         try:
-            self.commit(changed)
-        except CommitFailedError as e:
-            log.warning("group %s: auto-commit failed: %s", self.group_id, e)
+            self._commit(changed, deadline)
+        except Exception as e:
+            if not (isinstance(e, CommitFailedError) or is_retriable(e)):
+                raise
+            self._last_commit = time.monotonic()
 
-    def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    def committed(
+        self, partitions: Iterable[TopicPartition], *, timeout_ms: float | None = None
+    ) -> dict[TopicPartition, int]:
         """The group's committed offsets (-1 where none)."""
         if self.group_id is None:
             raise ValueError("committed() needs a group_id")
-        return {tp: c.offset for tp, c in self.client.committed(self.group_id, list(partitions)).items()}
+        found = self.client.committed(self.group_id, list(partitions), deadline=self.client.deadline(timeout_ms))
+        return {tp: c.offset for tp, c in found.items()}
 
     # ----------------------------------------------------------------------------------------- poll
     def poll(self, timeout_ms: float = 1_000) -> dict[TopicPartition, RecordColumns]:
         """Records that arrived, per partition, waiting up to ``timeout_ms`` for some.
 
-        Returns an empty dict when nothing arrived. Positions advance past what is returned.
+        Returns an empty dict when nothing arrived in time. Positions advance past what is returned.
+        Returns or raises within ``timeout_ms`` (plus scheduling noise): when the time ran out while an
+        error kept it from reading (no broker reachable, no answer, the group coordinator refusing),
+        raises :class:`KafkaTimeoutError` naming that error; calling ``poll`` again carries on.
         """
         if self._closed:
             raise KafkaClientError("consumer is closed")
-        deadline = time.monotonic() + timeout_ms / 1000
+        deadline = Deadline.from_ms(timeout_ms)
+        failures = 0
         while True:
-            if self._subscription is not None:
-                self._heartbeat()
-                if self._rejoin:
-                    self._join()
-            self._maybe_commit()
-            remaining = deadline - time.monotonic()
-            if self._assignment:
-                self._init_positions(self._assignment)
-                wait = int(max(0, min(self.max_wait_ms, remaining * 1000)))
-                results = self.client.fetch_many(
-                    {tp: self._positions[tp] for tp in self._assignment},
-                    max_bytes=self.max_bytes,
-                    partition_max_bytes=self.partition_max_bytes,
-                    max_wait_ms=wait,
-                    isolation=self.isolation,
-                    raise_errors=False,
-                )
-                out: dict[TopicPartition, RecordColumns] = {}
-                for tp, r in results.items():
-                    if r.error is not None:
-                        if isinstance(r.error, OffsetOutOfRangeError):
-                            log.info(
-                                "%s/%d: offset %d out of range, resetting to %s",
-                                tp[0],
-                                tp[1],
-                                r.fetch_offset,
-                                self.auto_offset_reset,
-                            )
-                            self._reset([tp], EARLIEST if self.auto_offset_reset == "earliest" else LATEST)
-                            continue
-                        raise r.error
-                    if tp in self._positions and r.next_offset > self._positions[tp]:
-                        self._positions[tp] = r.next_offset
-                    if len(r.records):
-                        out[tp] = r.records
-                if out:
-                    return out
-            elif remaining > 0:
-                time.sleep(min(remaining, 0.05))
-            if time.monotonic() >= deadline:
+            try:
+                out = self._poll_once(deadline)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                failures += 1
+                if deadline.expired():
+                    if isinstance(e, KafkaTimeoutError):
+                        raise
+                    raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
+                log.debug("poll: %s; retrying", e)
+                deadline.sleep(self.client.retry_policy.backoff(failures))
+                if deadline.expired():
+                    raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
+                continue
+            if out or deadline.expired():
+                return out
+
+    def _poll_once(self, deadline: Deadline) -> dict[TopicPartition, RecordColumns]:
+        """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
+        member = self._member
+        if member is not None and self._subscription is not None:
+            self._heartbeat(deadline)
+            if member.needs_rejoin:
+                assigned = member.join(deadline)
+                if assigned is None:
+                    return {}  # the rebalance is still under way; the next poll resumes it
+                self._assigned(assigned)
+        self._maybe_commit(deadline)
+        if not self._assignment:
+            deadline.sleep(0.05)
+            return {}
+        self._init_positions(self._assignment, deadline)
+        left_ms = deadline.remaining_ms()
+        if left_ms < 1:
+            return {}
+        # Leave the broker room to answer before our deadline: ask it to wait at most 80% of what is left.
+        wait = int(max(0, min(self.max_wait_ms, left_ms * 0.8)))
+        try:
+            results = self.client.fetch_many(
+                {tp: self._positions[tp] for tp in self._assignment},
+                max_bytes=self.max_bytes,
+                partition_max_bytes=self.partition_max_bytes,
+                max_wait_ms=wait,
+                isolation=self.isolation,
+                raise_errors=False,
+                deadline=deadline,
+            )
+        except KafkaTimeoutError:
+            if deadline.expired():
+                # The leader was still answering when poll's time ran out (positions were known, so it
+                # answered before): nothing arrived in time. The next poll fetches again.
                 return {}
+            raise
+        out: dict[TopicPartition, RecordColumns] = {}
+        for tp, r in results.items():
+            if r.error is not None:
+                if isinstance(r.error, OffsetOutOfRangeError):
+                    log.info(
+                        "%s/%d: offset %d out of range, resetting to %s",
+                        tp[0],
+                        tp[1],
+                        r.fetch_offset,
+                        self.auto_offset_reset,
+                    )
+                    which = EARLIEST if self.auto_offset_reset == "earliest" else LATEST
+                    self._reset([tp], which, deadline)
+                    continue
+                raise r.error
+            if r.high_watermark >= 0:
+                self._high_watermarks[tp] = r.high_watermark
+            if tp in self._positions and r.next_offset > self._positions[tp]:
+                self._positions[tp] = r.next_offset
+            if len(r.records):
+                out[tp] = r.records
+                self._counters["records_consumed"] += len(r.records)
+                self._counters["bytes_consumed"] += r.records.value.nbytes + r.records.key.nbytes
+        return out
+
+    # -------------------------------------------------------------------------------------- metrics
+    def metrics(self) -> dict[str, Any]:
+        """Counters since the consumer was created and the state of each assigned partition.
+
+        ``records_consumed`` / ``bytes_consumed`` (key and value bytes returned by :meth:`poll`),
+        ``rebalances`` (generations joined), ``commit_failures``, ``generation``, and ``partitions``:
+        ``{(topic, partition): {"position", "high_watermark", "lag"}}`` where ``lag`` is the high
+        watermark of the last fetch minus the position (None until both are known). ``client`` holds
+        the client's own traffic counters.
+        """
+        partitions: dict[TopicPartition, dict[str, int | None]] = {}
+        for tp in self._assignment:
+            pos = self._positions.get(tp)
+            hw = self._high_watermarks.get(tp)
+            lag = None if pos is None or hw is None else max(0, hw - pos)
+            partitions[tp] = {"position": pos, "high_watermark": hw, "lag": lag}
+        return {
+            **self._counters,
+            "generation": self.generation,
+            "partitions": partitions,
+            "client": self.client.metrics(),
+        }
 
     # ---------------------------------------------------------------------------------------- close
-    def close(self) -> None:
+    def close(self, timeout_ms: float | None = None) -> None:
         """Commit (when auto-commit is on), leave the group, and close the client if this consumer
-        created it."""
+        created it; within ``timeout_ms`` (default 30 s).
+
+        Never raises because of a broker: a commit that fails here is logged (its records are read again
+        by whoever takes the partitions over) and a bad or missing answer to LeaveGroup is logged too
+        (the session expires anyway).
+        """
         if self._closed:
             return
         self._closed = True
+        deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:
-            if self._subscription is not None and self._generation >= 0:
-                self._maybe_commit(force=True)
-                self._leave()
+            member = self._member
+            if member is not None and self._subscription is not None and member.generation >= 0:
+                try:
+                    self._maybe_commit(deadline, force=True)
+                except Exception as e:
+                    log.warning("group %s: final commit failed: %s", self.group_id, e)
+                member.leave(deadline)
         finally:
             if self._own_client:
                 self.client.close()
-
-    def _leave(self) -> None:
-        assert self.group_id is not None
-        try:
-            with self.client._lock:
-                conn = self.client._coordinator(self.group_id)
-                version = conn.version_for(LeaveGroupRequest)
-                if version >= 3:
-                    req = LeaveGroupRequest(
-                        group_id=self.group_id,
-                        members=[LeaveGroupRequest.MemberIdentity(member_id=self._member_id)],
-                    )
-                else:
-                    req = LeaveGroupRequest(group_id=self.group_id, member_id=self._member_id)
-                conn.request(req, version)
-        except (BrokerError, KafkaClientError) as e:  # leaving is a courtesy: the session expires anyway
-            log.debug("group %s: leave failed: %s", self.group_id, e)
-        self._member_id, self._generation = "", -1
 
     def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _names(tps: Iterable[TopicPartition]) -> str:
+    """``t/0,t/1`` for a log line ("-" when empty)."""
+    return ",".join(f"{t}/{p}" for t, p in sorted(tps)) or "-"
+
+
+def _offsets(todo: Mapping[TopicPartition, int]) -> str:
+    return ",".join(f"{t}/{p}@{o}" for (t, p), o in sorted(todo.items()))

@@ -1,0 +1,386 @@
+"""Membership of a classic consumer group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and group commits.
+
+:class:`GroupMember` holds this member's id and generation and speaks to the group coordinator through
+the public pieces of :class:`~kafkawire.client.Client` (``coordinator()``, ``forget_coordinator()``,
+``lock``, ``metadata()``, ``commit_offsets()``). It never starts a clock of its own: every method takes
+the caller's :class:`~kafkawire.client.deadline.Deadline` (``Consumer.poll``'s, or ``close``'s) and
+gives up when it passes, so a poll returns on time however the coordinator behaves.
+
+A JoinGroup (or a follower's SyncGroup) is answered only once every member has rejoined, which can take
+up to the rebalance timeout. It is therefore sent and awaited by a waiter thread on a connection of its
+own; :meth:`GroupMember.join` waits for it only until the caller's deadline and returns None if it is
+still pending, and the next call goes on waiting for the same request (re-sending it would restart the
+wait on some brokers: Tansu delays a new group's first join by half the session timeout each time).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
+from ..protocol.errors import (
+    BrokerError,
+    FencedInstanceIdError,
+    IllegalGenerationError,
+    MemberIdRequiredError,
+    RebalanceInProgressError,
+    UnknownMemberIdError,
+)
+from .cluster import broker_error
+from .deadline import Deadline
+from .errors import KafkaClientError, KafkaTimeoutError
+from .group import ASSIGNORS, decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from .retry import is_retriable
+
+__all__ = ["CommitFailedError", "GroupMember", "TopicPartition"]
+
+log = logging.getLogger("kafkawire.consumer")
+
+TopicPartition = tuple[str, int]
+
+# Errors that mean "this member is no longer part of the current generation": rejoin.
+_MEMBERSHIP_LOST = (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)
+
+
+class CommitFailedError(KafkaClientError):
+    """A group commit was refused because the group rebalanced: the partitions may belong to another
+    member now, whose reads will start from the last successful commit. After the member rejoins, every
+    partition it holds restarts from its committed offset, so records whose commit failed come again."""
+
+
+class GroupMember:
+    """This process's membership of consumer group ``group_id`` (see the module docstring).
+
+    ``assignors`` are partition assignor names (:data:`~kafkawire.client.group.ASSIGNORS`), most preferred
+    first. ``needs_rejoin`` is True until :meth:`join` succeeds, and again after the coordinator
+    announces a rebalance or refuses this member.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        group_id: str,
+        *,
+        assignors: Sequence[str],
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        heartbeat_interval_ms: float,
+    ) -> None:
+        self.client = client
+        self.group_id = group_id
+        self.assignors = tuple(assignors)
+        self.session_timeout_ms = session_timeout_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.member_id = ""
+        self.generation = -1
+        self.needs_rejoin = True
+        self.topics: list[str] = []
+        self._refresh_coordinator = False
+        self._last_heartbeat_at = 0.0  # time.monotonic() of the last answered heartbeat (or join)
+        self._pending: _PendingJoin | None = None  # a JoinGroup + SyncGroup awaited by the waiter thread
+        self._join_conn: Any = None  # the waiter's own connection to the coordinator
+        self._left = False
+
+    # ----------------------------------------------------------------------------------- membership
+    @property
+    def active(self) -> bool:
+        """True while this member holds an assignment of a generation the coordinator has not revoked."""
+        return self.generation >= 0 and not self.needs_rejoin
+
+    def reset(self, err: BaseException) -> None:
+        """Forget the generation after ``err`` (and the member id too, unless it was ILLEGAL_GENERATION).
+
+        ILLEGAL_GENERATION means the group moved on without us but still knows our member id. Rejoining
+        under a fresh id would leave the old id in the group, and the coordinator would wait for it to
+        rejoin until the rebalance timeout. The Java consumer keeps the member id in this case
+        (``AbstractCoordinator.resetStateAndGeneration(reason, shouldResetMemberId=false)``).
+        """
+        if not isinstance(err, IllegalGenerationError):
+            self.member_id = ""
+        self.generation = -1
+        self.needs_rejoin = True
+
+    def _conn(self, deadline: Deadline) -> Any:
+        refresh, self._refresh_coordinator = self._refresh_coordinator, False
+        return self.client.coordinator(self.group_id, refresh=refresh, deadline=deadline)
+
+    def _connection_failed(self) -> None:
+        """Look the coordinator up again next time (it may have moved, or its connection broke)."""
+        self._refresh_coordinator = True
+        self.client.forget_coordinator(self.group_id)
+
+    def join(self, deadline: Deadline) -> list[TopicPartition] | None:
+        """JoinGroup + SyncGroup: the partitions assigned to this member in a new generation.
+
+        Returns None when ``deadline`` passed while the coordinator was still holding the request (the
+        wait for other members): call again and the same request goes on being awaited. Retriable errors
+        (finding or reaching the coordinator) are retried until the deadline; the last one is then raised
+        as the cause of a :class:`KafkaTimeoutError`. Errors that waiting cannot cure are raised at once.
+        """
+        last: BaseException | None = None
+        attempt = 0
+        while True:
+            if self._pending is None:
+                if deadline.expired():
+                    break
+                attempt += 1
+                try:
+                    self._start_join(deadline)
+                except Exception as e:
+                    if not is_retriable(e):
+                        raise
+                    last = e
+                    log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, e)
+                    self._connection_failed()
+                    deadline.sleep(self.client.retry_policy.backoff(attempt))
+                    continue
+            pending = self._pending
+            assert pending is not None
+            if not pending.done.wait(deadline.remaining()):
+                log.debug("group %s: rebalance still under way", self.group_id)
+                return None  # the coordinator still holds our request: not an error, just not done yet
+            self._pending = None
+            if pending.error is not None:
+                e = pending.error
+                if not is_retriable(e):
+                    raise e
+                last = e
+                attempt += 1
+                log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, e)
+                self._connection_failed()
+                deadline.sleep(self.client.retry_policy.backoff(attempt))
+                continue
+            if pending.assigned is not None:
+                # Applied here, in the caller's thread, so that ``generation`` never runs ahead of the
+                # assignment the consumer has taken on.
+                self.generation, assigned = pending.assigned
+                self.needs_rejoin = False
+                self._last_heartbeat_at = time.monotonic()
+                return assigned
+        if last is not None:
+            err = KafkaTimeoutError(
+                f"could not join group {self.group_id!r} within {deadline.timeout or 0:.1f} s: {last}"
+            )
+            err.last_error = last  # type: ignore[attr-defined]
+            raise err from last
+        return None
+
+    def _start_join(self, deadline: Deadline) -> None:
+        """Find and connect to the coordinator within ``deadline`` (so that an unreachable one is
+        reported by the caller's ``poll``), then send JoinGroup + SyncGroup from a waiter thread.
+
+        The waiter has a connection of its own: the coordinator holds a JoinGroup until every member
+        has rejoined (up to the rebalance timeout), and a connection waiting for it can carry nothing
+        else. The Java consumer's network thread plays this part.
+        """
+        with self.client.lock:
+            conn = self._conn(deadline)
+            where = (conn.host, conn.port, conn.node_id)
+        join_conn = self._join_conn
+        if join_conn is None or (join_conn.host, join_conn.port) != where[:2]:
+            if join_conn is not None:
+                join_conn.close()
+            join_conn = self._join_conn = self.client.cluster.new_connection(*where)
+        join_conn.connect(deadline=deadline)
+        pending = _PendingJoin()
+        self._pending = pending
+
+        def run() -> None:
+            try:
+                pending.assigned = self._join_once(join_conn)
+            except BaseException as e:  # handed to join() in the polling thread
+                pending.error = e
+            finally:
+                if self._left:
+                    join_conn.close()
+                pending.done.set()
+
+        threading.Thread(target=run, name=f"kafkawire-join-{self.group_id}", daemon=True).start()
+
+    def _join_once(self, conn: Any) -> tuple[int, list[TopicPartition]] | None:
+        """One JoinGroup (+ SyncGroup) on ``conn``: the generation and this member's partitions; None
+        when the coordinator asks to try again at once."""
+        subscription = encode_subscription(self.topics)
+        join = JoinGroupRequest(
+            group_id=self.group_id,
+            session_timeout_ms=self.session_timeout_ms,
+            rebalance_timeout_ms=self.rebalance_timeout_ms,
+            member_id=self.member_id,
+            protocol_type="consumer",
+            # One protocol per assignor, most preferred first; the subscription is the same for each
+            # (v0 of ConsumerProtocolSubscription carries no assignor state).
+            protocols=[
+                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=subscription) for name in self.assignors
+            ],
+        )
+        # The coordinator may hold it up to the rebalance timeout, and then the answer must still arrive.
+        wait_ms = self.rebalance_timeout_ms + conn.request_timeout_ms
+        resp = conn.request(join, conn.version_for(JoinGroupRequest), timeout_ms=wait_ms)
+        if self._left:
+            return None
+        err = broker_error(resp.error_code, None, f"join group {self.group_id!r}")
+        if isinstance(err, MemberIdRequiredError):
+            # KIP-394: the first join only obtains a member id. (Tansu asks for it on v0-v3 too, which
+            # predate KIP-394: the same answer works.)
+            self.member_id = resp.member_id
+            return None
+        if isinstance(err, _MEMBERSHIP_LOST):
+            self.reset(err)
+            return None
+        if isinstance(err, RebalanceInProgressError):
+            return None
+        if err is not None:
+            raise err
+        self.member_id = resp.member_id
+        generation = resp.generation_id
+        # protocol_name is nullable only from v7 on (KIP-559); a coordinator that leaves it out can only
+        # have chosen among what we offered, so fall back to our first choice.
+        protocol = resp.protocol_name or self.assignors[0]
+        assignments = []
+        if resp.leader == resp.member_id:
+            assignments = self._assign_as_leader(protocol, resp.members, Deadline.from_ms(conn.request_timeout_ms))
+        sync = SyncGroupRequest(
+            group_id=self.group_id,
+            generation_id=generation,
+            member_id=self.member_id,
+            protocol_type="consumer",
+            protocol_name=protocol,
+            assignments=assignments,
+        )
+        sresp = conn.request(sync, conn.version_for(SyncGroupRequest), timeout_ms=wait_ms)
+        if self._left:
+            return None
+        serr = broker_error(sresp.error_code, None, f"sync group {self.group_id!r}")
+        if isinstance(serr, _MEMBERSHIP_LOST):
+            self.reset(serr)
+            return None
+        if isinstance(serr, RebalanceInProgressError):
+            return None
+        if serr is not None:
+            raise serr
+        assigned = decode_assignment(sresp.assignment)
+        return generation, sorted((t, p) for t, ps in assigned.items() for p in ps)
+
+    def _assign_as_leader(self, protocol: str, members: list[Any], deadline: Deadline) -> list[Any]:
+        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor."""
+        assignor = ASSIGNORS.get(protocol)
+        if assignor is None:
+            # The coordinator must choose among the protocols every member offered, ours included.
+            raise KafkaClientError(f"group {self.group_id!r}: coordinator chose unknown protocol {protocol!r}")
+        subscriptions = {m.member_id: decode_subscription(m.metadata) for m in members}
+        topics = sorted({t for ts in subscriptions.values() for t in ts})
+        counts: dict[str, int] = {}
+        if topics:
+            meta = self.client.metadata(topics, deadline=deadline)
+            counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
+        plan = assignor(subscriptions, counts)
+        return [
+            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=encode_assignment(parts))
+            for m, parts in sorted(plan.items())
+        ]
+
+    # ------------------------------------------------------------------------------------ heartbeat
+    def heartbeat(self, deadline: Deadline) -> RebalanceInProgressError | BrokerError | None:
+        """Send a heartbeat when one is due. Returns the coordinator's error when it asks this member to
+        rejoin (``needs_rejoin`` is then set): REBALANCE_IN_PROGRESS (still a member: commit now, then
+        rejoin) or a membership error (no longer a member). Connection problems are left for the next
+        heartbeat; errors that waiting cannot cure are raised."""
+        if not self.active:
+            return None
+        now = time.monotonic()
+        if (now - self._last_heartbeat_at) * 1000 < self.heartbeat_interval_ms:
+            return None
+        try:
+            with self.client.lock:
+                conn = self._conn(deadline)
+                resp = conn.request(
+                    HeartbeatRequest(group_id=self.group_id, generation_id=self.generation, member_id=self.member_id),
+                    deadline=deadline,
+                )
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            log.debug("group %s: heartbeat failed: %s", self.group_id, e)
+            self._connection_failed()
+            return None
+        self._last_heartbeat_at = now
+        err = broker_error(resp.error_code, None, f"heartbeat of group {self.group_id!r}")
+        if err is None:
+            return None
+        if isinstance(err, RebalanceInProgressError):
+            self.needs_rejoin = True
+            return err
+        if isinstance(err, _MEMBERSHIP_LOST):
+            self.reset(err)
+            return err
+        if err.retriable:
+            self._connection_failed()
+            return None
+        raise err
+
+    # ---------------------------------------------------------------------------------------- commit
+    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline) -> None:
+        """Commit ``offsets`` as this member of the current generation.
+
+        Raises :class:`CommitFailedError` (and marks the member for rejoining) when the coordinator
+        refuses because the group rebalanced or no longer knows this member.
+        """
+        try:
+            self.client.commit_offsets(
+                self.group_id,
+                dict(offsets),
+                generation_id=self.generation,
+                member_id=self.member_id,
+                deadline=deadline,
+            )
+        except (RebalanceInProgressError, *_MEMBERSHIP_LOST) as e:
+            if isinstance(e, RebalanceInProgressError):
+                self.needs_rejoin = True
+            else:
+                self.reset(e)
+            raise CommitFailedError(f"group {self.group_id!r}: commit refused, the group rebalanced: {e}") from e
+
+    # ----------------------------------------------------------------------------------------- leave
+    def leave(self, deadline: Deadline) -> None:
+        """LeaveGroup, so the others take over at once instead of after the session timeout. Never
+        raises: leaving is a courtesy (the session expires anyway), and a coordinator's bad answer to a
+        goodbye is no reason to fail a clean shutdown."""
+        self._left = True
+        if self._pending is None and self._join_conn is not None:
+            self._join_conn.close()
+        # A JoinGroup still awaited is abandoned: its thread closes its connection when the answer comes.
+        if self.member_id:
+            try:
+                with self.client.lock:
+                    conn = self._conn(deadline)
+                    version = conn.version_for(LeaveGroupRequest)
+                    if version >= 3:
+                        req = LeaveGroupRequest(
+                            group_id=self.group_id,
+                            members=[LeaveGroupRequest.MemberIdentity(member_id=self.member_id)],
+                        )
+                    else:
+                        req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
+                    resp = conn.request(req, version, deadline=deadline)
+                err = broker_error(resp.error_code, None, f"leave group {self.group_id!r}")
+                if err is not None:
+                    log.info("group %s: coordinator answered LeaveGroup with %s", self.group_id, err)
+            except Exception as e:
+                log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
+        self.member_id, self.generation, self.needs_rejoin = "", -1, True
+
+
+class _PendingJoin:
+    """A JoinGroup + SyncGroup under way on the waiter thread."""
+
+    __slots__ = ("done", "assigned", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.assigned: tuple[int, list[TopicPartition]] | None = None
+        self.error: BaseException | None = None
