@@ -506,6 +506,42 @@ cdef int _control_is_abort(const uint8_t *p, size_t n) except -1:
     return 1 if kw_be_i16(p + key_pos) == 0 and kw_be_i16(p + key_pos + 2) == 0 else 0
 
 
+cdef object _not_an_entry(const uint8_t *d, Py_ssize_t n):
+    """Why ``d[:n]``, which holds no complete entry, cannot start with a cut-off one (None when it can).
+
+    "The first batch is larger than the fetch" (RecordTooLargeError) versus "these bytes are not record
+    data" (CorruptRecordError, issue 12), from the header fields present; same rules and messages as
+    ``kafkawire._pure.decode.not_an_entry``.
+    """
+    cdef int64_t offset
+    cdef int32_t length, leader_epoch
+    cdef int8_t magic
+    cdef int32_t min_len
+    if n < 8:
+        return None
+    offset = kw_be_i64(d)
+    if n < 12:
+        return f"not a record batch: base offset {offset} is negative" if offset < 0 else None
+    length = kw_be_i32(d + 8)
+    head = f"not a record batch: length field {length} exceeds the {n} bytes present, and"
+    if offset < 0:
+        return f"{head} the base offset {offset} is negative"
+    if length < 14:
+        return f"{head} is below the 14 bytes of the smallest entry"
+    if n < 17:
+        return None
+    magic = <int8_t>d[16]
+    if magic < 0 or magic > 2:
+        return f"{head} the magic byte {magic} is not 0, 1 or 2"
+    min_len = 49 if magic == 2 else 22 if magic == 1 else 14
+    if length < min_len:
+        return f"{head} is below the {min_len} bytes of a magic {magic} entry"
+    leader_epoch = kw_be_i32(d + 12)
+    if magic == 2 and leader_epoch < -1:
+        return f"{head} the partition leader epoch {leader_epoch} is below -1"
+    return None
+
+
 cdef object _crc_mismatch(const uint8_t *e, uint32_t stored, uint32_t computed):
     """The CrcMismatchError of the record batch at ``e`` (first and last offset from its header)."""
     cdef int64_t base = kw_be_i64(e)
@@ -796,6 +832,9 @@ cdef class _Decoder:
             n_complete += 1
             self.valid_bytes = pos
         if self.size > 0 and n_complete == 0:
+            why = _not_an_entry(self.data, self.size)
+            if why is not None:
+                raise CorruptRecordError(why)
             raise RecordTooLargeError(
                 kw_be_i64(self.data) if self.size >= 8 else None,
                 12 + <Py_ssize_t>kw_be_i32(self.data + 8) if self.size >= 12 else None,

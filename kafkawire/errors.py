@@ -80,10 +80,11 @@ class RecordTooLargeError(KafkaWireError):
         self.offset = offset
         self.size = size
         self.available = available
-        super().__init__(
-            f"record batch at offset {offset} needs {size} bytes but only {available} were fetched; "
-            "raise the fetch size (max_partition_bytes / max_bytes)"
-        )
+        if size is None:  # fewer than 12 bytes: not even the entry's offset and length are there
+            what = f"only {available} bytes were fetched, fewer than the 12 of an entry's offset and length"
+        else:
+            what = f"record batch at offset {offset} needs {size} bytes but only {available} were fetched"
+        super().__init__(f"{what}; raise the fetch size (max_partition_bytes / max_bytes)")
 
     def __reduce__(self):
         return (type(self), (self.offset, self.size, self.available))

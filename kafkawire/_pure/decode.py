@@ -154,6 +154,39 @@ def _as_bytes(data: Any) -> bytes:
     return (mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")).tobytes()
 
 
+def not_an_entry(buf: bytes) -> str | None:
+    """Why ``buf``, which holds no complete entry, cannot start with a cut-off one (None when it can).
+
+    Decides between "the first batch is larger than the fetch" (RecordTooLargeError, the caller raises
+    the fetch size) and "these bytes are not record data" (CorruptRecordError, issue 12): the header
+    fields present are checked as a real batch or message has them. Only for input with no complete
+    entry: a partial tail after complete entries stays silent (CODEC-SPEC, "Decode").
+    """
+    n = len(buf)
+    if n < 8:
+        return None
+    (offset,) = struct.unpack_from(">q", buf, 0)
+    if n < 12:
+        return f"not a record batch: base offset {offset} is negative" if offset < 0 else None
+    (length,) = struct.unpack_from(">i", buf, 8)
+    head = f"not a record batch: length field {length} exceeds the {n} bytes present, and"
+    if offset < 0:
+        return f"{head} the base offset {offset} is negative"
+    if length < MIN_ENTRY_LENGTH[0]:
+        return f"{head} is below the {MIN_ENTRY_LENGTH[0]} bytes of the smallest entry"
+    if n < 17:
+        return None
+    magic = struct.unpack_from("b", buf, 16)[0]
+    if not 0 <= magic <= 2:
+        return f"{head} the magic byte {magic} is not 0, 1 or 2"
+    if length < MIN_ENTRY_LENGTH[magic]:
+        return f"{head} is below the {MIN_ENTRY_LENGTH[magic]} bytes of a magic {magic} entry"
+    (leader_epoch,) = struct.unpack_from(">i", buf, 12)
+    if magic == 2 and leader_epoch < -1:
+        return f"{head} the partition leader epoch {leader_epoch} is below -1"
+    return None
+
+
 def decode(
     data: Any, verify_crc: bool, fetch_offset: int, read_committed: bool, aborted: list[tuple[int, int]]
 ) -> RecordColumns:
@@ -185,6 +218,9 @@ def decode(
         pos = end
     if next_offset is None:
         if n:
+            why = not_an_entry(buf)
+            if why is not None:
+                raise CorruptRecordError(why)
             first = _ENTRY.unpack_from(buf, 0) if n >= 12 else None
             offset = struct.unpack_from(">q", buf, 0)[0] if n >= 8 else None
             raise RecordTooLargeError(offset, None if first is None else 12 + first[1], n)
