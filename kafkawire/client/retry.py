@@ -54,7 +54,7 @@ class RetryPolicy:
     def attempts(self, deadline: Deadline | None = None) -> Iterator[int]:
         """Yields attempt numbers 1, 2, ... sleeping the backoff (cut to the deadline) before each
         retry; stops when the deadline passes (default: ``timeout_ms`` from the first call) or the
-        optional ``retries`` cap is reached. The caller ``break``s on success."""
+        optional ``retries`` cap is reached. The caller leaves the loop (``break``) on success."""
         if deadline is None:
             deadline = Deadline.from_ms(self.timeout_ms)
         attempt = 1
