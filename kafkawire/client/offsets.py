@@ -135,7 +135,10 @@ def commit_offsets(
     )
 
     def attempt(d: Deadline, conn: Any) -> None:
-        resp = conn.request(req, conn.version_for(OffsetCommitRequest, LOWEST_VERSION[OffsetCommitRequest]), deadline=d)
+        # v10 (KIP-848, Kafka 4.x) names topics by id only; this request carries names, so stay at v9 as
+        # the Java client does when it does not know every topic id.
+        version = min(conn.version_for(OffsetCommitRequest, LOWEST_VERSION[OffsetCommitRequest]), _LAST_BY_NAME)
+        resp = conn.request(req, version, deadline=d)
         for t in resp.topics:
             for p in t.partitions:
                 err = broker_error(p.error_code, None, f"commit {group}:{t.name}/{p.partition_index}")
@@ -143,6 +146,10 @@ def commit_offsets(
                     raise err
 
     _coordinator_call(cluster, deadline, group, attempt, f"commit of group {group!r}")
+
+
+#: OffsetCommit and OffsetFetch v10 (KIP-848) replace the topic name with its id.
+_LAST_BY_NAME = 9
 
 
 def committed(
@@ -154,7 +161,7 @@ def committed(
         by_topic[t].append(p)
 
     def attempt(d: Deadline, conn: Any) -> dict[tuple[str, int], CommittedOffset]:
-        version = conn.version_for(OffsetFetchRequest, 1)
+        version = min(conn.version_for(OffsetFetchRequest, 1), _LAST_BY_NAME)  # v10 names topics by id only
         if version >= 8:
             req = OffsetFetchRequest(
                 groups=[

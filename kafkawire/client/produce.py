@@ -245,7 +245,9 @@ def _round(
         )
         try:
             conn = cluster.connection(leader, d)
-            version = conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest])
+            # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name:
+            # stay at v12, which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID).
+            version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), 12)
             sent.append((conn.send(req, version, expect_response=acks != 0, deadline=d), heads, conn))
         except Exception as e:
             if not is_retriable(e):
