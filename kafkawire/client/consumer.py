@@ -324,13 +324,16 @@ class Consumer:
         """Records that arrived, per partition, waiting up to ``timeout_ms`` for some.
 
         Returns an empty dict when nothing arrived in time. Positions advance past what is returned.
-        Returns or raises within ``timeout_ms`` (plus scheduling noise): when the time ran out while an
-        error kept it from reading (no broker reachable, no answer, the group coordinator refusing),
-        raises :class:`KafkaTimeoutError` naming that error; calling ``poll`` again carries on.
+        Returns or raises within ``timeout_ms`` (plus scheduling noise). When no broker answered anything
+        during the whole timeout because of an error (connection refused, a broker that accepts and never
+        answers), raises :class:`KafkaTimeoutError` naming that error; calling ``poll`` again carries on
+        from where this one stopped. Errors a busy broker answers with are retried quietly (logged at
+        DEBUG on ``kafkawire.consumer``).
         """
         if self._closed:
             raise KafkaClientError("consumer is closed")
         deadline = Deadline.from_ms(timeout_ms)
+        heard = self._bytes_received()
         failures = 0
         while True:
             try:
@@ -339,17 +342,25 @@ class Consumer:
                 if not is_retriable(e):
                     raise
                 failures += 1
-                if deadline.expired():
-                    if isinstance(e, KafkaTimeoutError):
-                        raise
-                    raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
                 log.debug("poll: %s; retrying", e)
                 deadline.sleep(self.client.retry_policy.backoff(failures))
-                if deadline.expired():
-                    raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
-                continue
+                if not deadline.expired():
+                    continue
+                if self._bytes_received() > heard:
+                    # The cluster answered during this poll (e.g. COORDINATOR_NOT_AVAILABLE while Kafka
+                    # creates its offsets topic, or a request cut short by our own deadline): it is busy,
+                    # not gone. Nothing to read yet, as in the Java consumer; the next poll carries on.
+                    log.debug("poll: time ran out while retrying (%s)", e)
+                    return {}
+                # Not one answer from any broker in the whole timeout: say why.
+                if isinstance(e, KafkaTimeoutError):
+                    raise
+                raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
             if out or deadline.expired():
                 return out
+
+    def _bytes_received(self) -> int:
+        return int(self.client.metrics().get("bytes_received", 0))
 
     def _poll_once(self, deadline: Deadline) -> dict[TopicPartition, RecordColumns]:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""

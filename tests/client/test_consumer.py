@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -9,11 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as AioRoundRobin
+from client_fakes import FakeServer
 from confluent_kafka import Consumer as CKConsumer
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as KafkaPythonRoundRobin
 
 from kafkawire.client import Client, Consumer, Producer
 from kafkawire.client.consumer import CommitFailedError
+from kafkawire.client.errors import KafkaClientError, KafkaTimeoutError
 from kafkawire.client.group import (
     decode_assignment,
     decode_subscription,
@@ -25,6 +28,7 @@ from kafkawire.client.group import (
 from kafkawire.errors import ProtocolError
 from kafkawire.protocol import DescribeGroupsRequest
 from kafkawire.protocol.errors import IllegalGenerationError
+from kafkawire.testing import free_port
 
 pytestmark = pytest.mark.broker
 
@@ -493,3 +497,113 @@ def test_producer_batch_limits_trigger_writes(noida, topic_name):
         assert c.list_offsets(topic)[0].offset == 12
         with pytest.raises(RuntimeError):
             prod.send(topic, b"late")
+
+
+# ----------------------------------------------------------------------------- deadlines (issue 12 item 5)
+def _within(elapsed: float, timeout_ms: float) -> bool:
+    """The guarantee poll() gives: its timeout plus 10%, plus 0.2 s of scheduling noise."""
+    return elapsed <= timeout_ms / 1000 * 1.1 + 0.2
+
+
+def _silent_server() -> FakeServer:
+    """Accepts connections and reads whatever comes, never answering (not even ApiVersions)."""
+
+    def swallow(conn) -> None:
+        while conn.recv(65536):
+            pass
+
+    return FakeServer(swallow)
+
+
+@pytest.mark.parametrize("mode", ["assign", "subscribe"])
+def test_poll_keeps_its_deadline_when_the_broker_never_answers(mode):
+    # Was: 122.9 s for poll(timeout_ms=1000) (every layer below had a 30 s timeout and retried).
+    with _silent_server() as server:
+        cons = Consumer(server.address, group_id="g" if mode == "subscribe" else None, auto_offset_reset="earliest")
+        try:
+            if mode == "subscribe":
+                cons.subscribe(["t"])
+            else:
+                cons.assign([("t", 0)])
+            for timeout_ms in (1000, 300):
+                start = time.monotonic()
+                with pytest.raises(KafkaTimeoutError) as info:
+                    cons.poll(timeout_ms)
+                elapsed = time.monotonic() - start
+                assert _within(elapsed, timeout_ms), f"poll({timeout_ms}) took {elapsed:.2f} s"
+                assert "no complete response" in str(info.value) and server.address in str(info.value)
+        finally:
+            start = time.monotonic()
+            cons.close(timeout_ms=1000)
+            assert _within(time.monotonic() - start, 1000)
+
+
+def test_poll_in_a_group_names_connection_refused_within_its_deadline():
+    # Was: 60 s, then a generic "could not join group" that hid the refused connection.
+    port = free_port()  # nothing listens there
+    cons = Consumer(f"127.0.0.1:{port}", group_id="g")
+    cons.subscribe(["t"])
+    try:
+        start = time.monotonic()
+        with pytest.raises(KafkaTimeoutError) as info:
+            cons.poll(1000)
+        elapsed = time.monotonic() - start
+        assert _within(elapsed, 1000), f"poll(1000) took {elapsed:.2f} s"
+        assert "refused" in str(info.value).lower()
+        assert "'g'" in str(info.value)  # and which group could not be joined
+    finally:
+        cons.close()
+
+
+def test_poll_returns_empty_on_time_while_a_rebalance_waits_for_another_member(noida, topic_name):
+    # The coordinator holds a JoinGroup until every member has rejoined; poll() does not wait with it.
+    topic, group = topic_name(), topic_name("g")
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 2})
+    opts = {**_GROUP_OPTS, "enable_auto_commit": False, "rebalance_timeout_ms": 10_000}
+    with Consumer(noida.bootstrap, group_id=group, **opts) as first:
+        first.subscribe([topic])
+        _poll_until_joined(first)
+        second = Consumer(noida.bootstrap, group_id=group, **opts)
+        second.subscribe([topic])
+        try:
+            # The second member's JoinGroup now waits for the first to rejoin, which it does only when it
+            # polls (its next heartbeat hears REBALANCE_IN_PROGRESS).
+            for _ in range(3):
+                start = time.monotonic()
+                assert second.poll(200) == {}
+                assert _within(time.monotonic() - start, 200)
+            deadline = time.monotonic() + 20
+            while second.generation < 0 or first.generation != second.generation:
+                assert time.monotonic() < deadline, "the group did not settle"
+                first.poll(50)
+                second.poll(50)
+            assert sorted(first.assignment() + second.assignment()) == [(topic, 0), (topic, 1)]
+        finally:
+            second.close()
+
+
+# ------------------------------------------------------------------------------ close (issue 12 item 6)
+LEAVE_GROUP, UNKNOWN_MEMBER_ID = 13, 25
+MOCK_GROUP_CAPS = {11: 5, 14: 3}  # the mock closes on JoinGroup v6 and underflows on SyncGroup v4
+
+
+@pytest.mark.parametrize("answer", ["malformed", "error code"])
+def test_close_never_raises_for_a_bad_answer_to_leave_group(broker_factory, topic_name, answer, caplog):
+    # librdkafka's mock answers LeaveGroup v3+ with a null member array, which the schema forbids:
+    # decoding it raised ProtocolError out of close(). Pushed UNKNOWN_MEMBER_ID is the other bad answer.
+    mock = broker_factory("mock")
+    topic, group = topic_name(), topic_name("g")
+    mock.create_topic(topic, 1)
+    cons = Consumer(mock.bootstrap, group_id=group, api_version_caps=MOCK_GROUP_CAPS, session_timeout_ms=6000)
+    cons.subscribe([topic])
+    _poll_until_joined(cons)
+    assert cons.assignment() == [(topic, 0)]
+    if answer == "error code":
+        mock.push_request_errors(LEAVE_GROUP, [UNKNOWN_MEMBER_ID])
+    with caplog.at_level(logging.INFO, logger="kafkawire.consumer"):
+        cons.close()
+    assert cons.generation == -1
+    assert any("leave" in r.getMessage().lower() for r in caplog.records)  # said so, did not raise
+    with pytest.raises(KafkaClientError):
+        cons.poll(10)  # closed is closed

@@ -36,7 +36,7 @@ def kafka() -> Iterator[Broker]:
     broker.stop()
 
 
-def _produce_batches(bootstrap: str, topic: str, ledger: Ledger, batches: int, per_batch: int, **opts) -> None:
+def _produce_batches(bootstrap: str, topic: str, ledger: Ledger, batches: int, per_batch: int, **opts: object) -> None:
     """``batches`` produce calls (one record batch each) round-robin over partitions 0 and 1."""
     with Client(bootstrap, **opts) as c:
         for i in range(batches):
