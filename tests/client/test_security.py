@@ -1,14 +1,15 @@
-"""TLS and SASL: against real brokers where they implement it, and against a scripted SCRAM server over TLS.
+"""TLS and SASL corner cases that Apache Kafka cannot be made to show, against a scripted broker.
 
-What the embedded brokers offer (seen here, see also PROTOCOL-NOTES.md):
+The evidence that kafkawire's SSL, SASL_PLAINTEXT and SASL_SSL work (every mechanism, wrong passwords,
+unknown users, an untrusted CA) is tests/kafka/test_security_kafka.py, against Apache Kafka itself. What
+stays here needs a server that misbehaves or is configured in a way a test broker is not: a certificate
+for another host name, a broker offering only another mechanism, and counting that a refused password is
+not retried. The scripted broker's server side of SCRAM (RFC 5802) is written independently of
+kafkawire's client side. The stand-ins' own SASL behaviour is checked too:
 - noida-db speaks SASL PLAIN but accepts any password, so it only proves the PLAIN exchange works.
 - Tansu 0.6 with ``--authentication`` speaks SCRAM-SHA-256, but its users can only be created through an
   authenticated broker connection and its storage is in memory, so no user can ever exist: it proves
-  the SCRAM exchange up to the server's ``e=unknown-user``. Its TLS options are unusable in this build
-  (``--cert`` and ``--key`` are mutually exclusive on its command line, and ``--cert`` alone does not
-  make the listener speak TLS).
-The successful SCRAM and TLS paths therefore run against a scripted broker below, whose server side of
-RFC 5802 is written independently of kafkawire's client side.
+  the SCRAM exchange up to the server's ``e=unknown-user``.
 """
 
 from __future__ import annotations
@@ -136,23 +137,6 @@ def scram_broker(mechanism: str, users: dict[str, str], ssl_context=None) -> Fak
     return server
 
 
-@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_sasl_ssl_scram_end_to_end(tls_files, mechanism):
-    client_ctx = ssl.create_default_context(cafile=str(tls_files / "good.pem"))
-    with scram_broker(mechanism, {"alice": "wonder,land="}, server_context(tls_files)) as server:
-        with Client(
-            server.address,
-            security_protocol="SASL_SSL",
-            ssl_context=client_ctx,
-            sasl_mechanism=mechanism,
-            sasl_username="alice",
-            sasl_password="wonder,land=",
-        ) as c:
-            meta = c.metadata()
-    assert meta.cluster_id == "scram" and list(meta.brokers) == [7]
-    assert [k for k, _ in server.requests] == [18, 17, 36, 36, 3]
-
-
 def test_scram_wrong_password_is_refused_without_retrying():
     with scram_broker("SCRAM-SHA-256", {"alice": "right"}) as server:
         with Client(
@@ -186,14 +170,6 @@ def test_tls_certificate_for_another_host_is_refused(tls_files):
     client_ctx = ssl.create_default_context(cafile=str(tls_files / "wrong.pem"))
     with scram_broker("SCRAM-SHA-256", {}, server_context(tls_files, "wrong")) as server:
         with Client(server.address, security_protocol="SSL", ssl_context=client_ctx, retries=5) as c:
-            with pytest.raises(AuthenticationFailedError, match="certificate"):
-                c.metadata()
-
-
-def test_tls_untrusted_certificate_is_refused(tls_files):
-    client_ctx = ssl.create_default_context()  # system CAs only: the self-signed certificate is unknown
-    with scram_broker("SCRAM-SHA-256", {}, server_context(tls_files)) as server:
-        with Client(server.address, security_protocol="SSL", ssl_context=client_ctx) as c:
             with pytest.raises(AuthenticationFailedError, match="certificate"):
                 c.metadata()
 
