@@ -42,6 +42,7 @@ __all__ = [
     "kafka_classpath",
     "kafka_jars",
     "kafka_version",
+    "prefetch_jars",
 ]
 
 #: The Apache Kafka release the tests and benchmarks run against (override: ``KAFKAWIRE_KAFKA_VERSION``).
@@ -88,16 +89,40 @@ def _major(version: str) -> int:
     return int(version.split(".", 1)[0])
 
 
-def kafka_jars(version: str | None = None) -> Path:
-    """The directory of the broker's jars (and Kafka's tools and Java clients) for ``version``."""
-    version = kafka_version(version)
+def _coordinates(version: str) -> list[str]:
     coords = [f"org.apache.kafka:kafka_2.13:{version}", f"org.apache.kafka:kafka-tools:{version}"]
     if _major(version) >= 4:
         coords.append(_LOG4J2_BINDING)
+    return coords
+
+
+def kafka_jars(version: str | None = None) -> Path:
+    """The directory of the broker's jars (and Kafka's tools and Java clients) for ``version``."""
+    version = kafka_version(version)
     try:
-        return resolve(f"kafka-{version}", coords)
+        return resolve(f"kafka-{version}", _coordinates(version))
     except MavenError as e:
         raise BrokerStartError(f"could not get Apache Kafka {version} from Maven Central: {e}") from e
+
+
+def prefetch_jars(versions: Sequence[str] | None = None) -> list[str]:
+    """Resolve the jars of ``versions`` now (default: the pinned broker and :data:`LEGACY_KAFKA_VERSION`).
+
+    ``./dev setup`` calls it so the first test does not wait for Maven. Returns one line per version
+    saying what was done (``"Apache Kafka 4.4.0: resolved in 9.1 s -> <dir>"`` or ``"...: cached in
+    <dir>"``); raises :class:`BrokerStartError` when Maven cannot get a version.
+    """
+    from .maven import is_resolved
+
+    lines = []
+    for version in dict.fromkeys(versions or (kafka_version(), LEGACY_KAFKA_VERSION)):
+        cached = is_resolved(f"kafka-{version}", _coordinates(version))
+        started = time.monotonic()
+        directory = kafka_jars(version)
+        count = len(list(directory.glob("*.jar")))
+        how = "cached in" if cached else f"resolved in {time.monotonic() - started:.1f} s into"
+        lines.append(f"Apache Kafka {version}: {count} jars {how} {directory}")
+    return lines
 
 
 def kafka_classpath(version: str | None = None) -> str:

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["MavenError", "cache_root", "resolve"]
+__all__ = ["MavenError", "cache_root", "classpath", "is_resolved", "resolve"]
 
 
 class MavenError(RuntimeError):
@@ -62,6 +62,16 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _target(name: str, coordinates: Sequence[str]) -> Path:
+    digest = hashlib.sha256("\n".join(coordinates).encode()).hexdigest()[:10]
+    return cache_root() / "maven" / f"{name}-{digest}"
+
+
+def is_resolved(name: str, coordinates: Sequence[str]) -> bool:
+    """Whether :func:`resolve` would return at once (the set is complete in the cache)."""
+    return (_target(name, coordinates) / ".complete").exists()
+
+
 def resolve(name: str, coordinates: Sequence[str], *, timeout: float = 900.0) -> Path:
     """The directory holding ``coordinates`` (``group:artifact:version``) and all their dependencies.
 
@@ -69,12 +79,11 @@ def resolve(name: str, coordinates: Sequence[str], *, timeout: float = 900.0) ->
     coordinates, so changing the list resolves a fresh set. Raises :class:`MavenError` with Maven's own
     output when resolution fails (no network, an unknown version).
     """
-    digest = hashlib.sha256("\n".join(coordinates).encode()).hexdigest()[:10]
-    target = cache_root() / "maven" / f"{name}-{digest}"
+    target = _target(name, coordinates)
     marker = target / ".complete"
     if marker.exists():
         return target
-    with _locked(cache_root() / "maven" / f".{name}-{digest}.lock"):
+    with _locked(target.with_name(f".{target.name}.lock")):
         if marker.exists():  # another process finished while this one waited
             return target
         mvn = shutil.which("mvn")
