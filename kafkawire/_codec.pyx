@@ -555,7 +555,7 @@ cdef class _Decoder:
 
     cdef Py_buffer view
     cdef bint have_view
-    cdef object stable  # a private copy of a writable input (``data`` points into it), else None
+    cdef cnp.ndarray stable  # a private copy of a writable input (``data`` points into it), else None
     cdef const uint8_t *data
     cdef Py_ssize_t size
     cdef bint verify_crc
@@ -1348,11 +1348,14 @@ def decode(data, verify_crc, fetch_offset, read_committed, aborted):
         # bytes other than the ones pass 1 framed and the CRC covered. Decode a private copy, taken while the
         # GIL is held (so no Python thread writes during it): every byte is read from one state. A read-only
         # export (bytes, ``memoryview.toreadonly()``) is trusted not to change and costs no copy.
-        d.stable = PyBytes_FromStringAndSize(<const char *>d.view.buf, d.view.len)
+        # The copy goes into a pooled buffer: fresh memory would cost a page fault per 4 KiB, which on a
+        # 110 MiB fetch tripled the decode time; a recycled one costs only the memcpy.
+        d.size = d.view.len
+        d.stable = _pooled(d.size, cnp.NPY_UINT8, 1)
+        memcpy(_ptr(d.stable), d.view.buf, <size_t>d.size)
         PyBuffer_Release(&d.view)
         d.have_view = False
-        d.data = <const uint8_t *>PyBytes_AS_STRING(d.stable)
-        d.size = len(d.stable)
+        d.data = <const uint8_t *>_ptr(d.stable)
     d.verify_crc = bool(verify_crc)
     # Any negative fetch offset means "none": nothing is filtered out, not even negative (forged) offsets.
     d.fetch_offset = fetch_offset if fetch_offset >= 0 else INT64_MIN
