@@ -33,6 +33,15 @@ def test_check_worker_python_accepts_this_interpreter() -> None:
     check_worker_python(sys.executable)  # raises if it could not import kafkawire.spark.source
 
 
+def test_check_worker_python_on_this_interpreter_missing_a_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
+    # This interpreter is checked in-process; without pyarrow the data source cannot load in its workers.
+    for name in [m for m in sys.modules if m.startswith("kafkawire.spark.") and m != "kafkawire.spark.session"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(SparkSetupError, match=r'pyarrow.*pip install "kafkawire\[spark\]"'):
+        check_worker_python(sys.executable)
+
+
 def test_check_worker_python_names_the_interpreter_and_the_fix(bare_python: str) -> None:
     with pytest.raises(SparkSetupError) as info:
         check_worker_python(bare_python)
