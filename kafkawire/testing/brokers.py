@@ -645,7 +645,7 @@ class MockCluster(Broker):
     """librdkafka's mock cluster with ``brokers`` brokers, running on threads of this process.
 
     It needs an ``rd_kafka_t`` handle to exist; a producer handle that never connects anywhere is created
-    for it and destroyed with the cluster. Quirks worth knowing (see PROTOCOL-NOTES.md): no
+    for it and destroyed with the cluster. Quirks worth knowing (see docs/BROKERS.md): no
     CreateTopics/DeleteTopics (use :meth:`create_topic`), ~5 MB kept per partition (older data silently
     dropped), one batch per Fetch, malformed ApiVersions answers for v3+.
     """

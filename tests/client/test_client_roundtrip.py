@@ -161,7 +161,7 @@ def test_group_offsets_committed_and_read_back(request, kind, topic_name):
         c.commit_offsets(group, {(topic, 0): 42, (topic, 1): (7, "note")})
         got = c.committed(group, [(topic, 0), (topic, 1)])
         assert got[(topic, 0)].offset == 42 and got[(topic, 1)].offset == 7
-        if kind != "tansu":  # Tansu drops commit metadata (PROTOCOL-NOTES.md)
+        if kind != "tansu":  # Tansu drops commit metadata (docs/BROKERS.md)
             assert got[(topic, 1)].metadata == "note"
         c.commit_offsets(group, {(topic, 0): 43})
         assert c.committed(group, [(topic, 0)])[(topic, 0)].offset == 43

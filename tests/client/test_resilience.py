@@ -135,7 +135,7 @@ def test_bootstrap_servers_are_tried_in_turn(noida):
 
 
 def test_oversized_fetch_response_is_refused_before_reading(noida, topic_name):
-    # noida-db ignores Fetch max_bytes (PROTOCOL-NOTES.md): asked for 1 KiB it sends the whole log.
+    # noida-db ignores Fetch max_bytes (docs/BROKERS.md): asked for 1 KiB it sends the whole log.
     # The size prefix is checked against max_response_bytes before the body is read.
     topic = topic_name()
     with Client(noida.bootstrap) as c:

@@ -226,11 +226,14 @@ def _run_outage(bootstrap: str, topic: str, take_down: Callable[[], None], bring
         assert not writer.thread.is_alive()
         if writer.error is not None:
             raise writer.error
-        # Send again what was handed back, as an application would, now that the broker is up.
-        returned, writer.returned = writer.returned, []
-        if returned:
+        # Send again what was handed back, as an application would, until the broker takes it (a
+        # restarted Kafka recovers its logs and elects leaders for a while after it accepts connections).
+        for _ in range(6):
+            returned, writer.returned = writer.returned, []
+            if not returned:
+                break
             writer.flush_values(returned)
-        assert writer.returned == []
+        assert writer.returned == [], writer.failures[-1]
     finally:
         producer.close()
     _read_back(bootstrap, topic, ledger)
