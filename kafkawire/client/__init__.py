@@ -1,10 +1,15 @@
 """The blocking Kafka client (:class:`Client`), a group :class:`Consumer`, a buffering :class:`Producer`,
 and their building blocks.
 
-:mod:`.connection` (one socket per broker: framing, correlation ids, pipelining, timeouts, TLS, SASL),
-:mod:`.partitioner` (the Java client's murmur2 partitioner), :mod:`.retry` (backoff policy),
-:mod:`.sasl` (PLAIN and SCRAM tokens), :mod:`.group` (consumer protocol payloads, range assignor),
-:mod:`.errors` (the client's own exceptions) and :mod:`.types` (result types).
+:class:`Client` is a facade over :mod:`.cluster` (connections, metadata, coordinators and the one retry
+loop, bounded by a :class:`~.deadline.Deadline`) and the operation modules :mod:`.admin`,
+:mod:`.produce`, :mod:`.fetch` and :mod:`.offsets`. Below them: :mod:`.connection` (one socket per
+broker: framing, correlation ids, pipelining, deadlines, TLS, SASL), :mod:`.partitioner` (the Java
+client's murmur2 partitioner), :mod:`.retry` (backoff policy), :mod:`.sasl` (PLAIN and SCRAM tokens),
+:mod:`.group` (consumer protocol payloads, range assignor), :mod:`.quirks` (every workaround for a
+broker that departs from Kafka, see docs/BROKERS.md), :mod:`.metrics` (traffic counters),
+:mod:`.errors` (the client's own exceptions) and :mod:`.types` (result types). Logging goes to
+``kafkawire.client.*``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from .client import EARLIEST, LATEST, Client
 from .connection import BrokerConnection
 from .consumer import CommitFailedError, Consumer
+from .deadline import Deadline
 from .errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
@@ -35,6 +41,7 @@ from .types import (
     PartitionMetadata,
     ProduceResult,
     TopicMetadata,
+    UnacknowledgedRecords,
 )
 
 __all__ = [
@@ -47,6 +54,7 @@ __all__ = [
     "Consumer",
     "CommittedOffset",
     "CorrelationIdMismatchError",
+    "Deadline",
     "EARLIEST",
     "FetchResult",
     "KafkaClientError",
@@ -64,5 +72,6 @@ __all__ = [
     "ResponseTooLargeError",
     "RetryPolicy",
     "TopicMetadata",
+    "UnacknowledgedRecords",
     "murmur2",
 ]
