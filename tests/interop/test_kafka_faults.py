@@ -72,6 +72,7 @@ def test_sigkill_during_idempotent_produce_loses_and_duplicates_nothing(broker: 
     stop = threading.Event()
     failed_calls: list[BaseException] = []
     acked = [0]
+    longest = [0.0]  # the longest produce call: one that spanned the outage takes seconds
 
     with Client(broker.bootstrap, enable_idempotence=True) as setup:
         topic = _topic(setup, "kill-produce")
@@ -80,11 +81,13 @@ def test_sigkill_during_idempotent_produce_loses_and_duplicates_nothing(broker: 
         with Client(broker.bootstrap, enable_idempotence=True, retry_timeout_ms=120_000) as client:
             while not stop.is_set():
                 values = ledger.make(500)
+                started = time.monotonic()
                 try:
                     res = client.produce(topic, values, acks=-1)
                 except ProduceFailedError as e:
                     failed_calls.append(e)
                     res = e.result
+                longest[0] = max(longest[0], time.monotonic() - started)
                 ok = [v for v, a in zip(values, res.acknowledged) if a]
                 ledger.acknowledged(ok)
                 acked[0] += len(ok)
@@ -103,7 +106,10 @@ def test_sigkill_during_idempotent_produce_loses_and_duplicates_nothing(broker: 
 
     _read_back(broker.bootstrap, topic, ledger)
     report = ledger.report()
-    print(f"SIGKILL during produce: {report}; calls that failed: {len(failed_calls)} {failed_calls[:1]}")
+    print(
+        f"SIGKILL during produce: {report}; calls that failed: {len(failed_calls)} {failed_calls[:1]}; "
+        f"longest call {longest[0]:.1f} s"
+    )
     assert report.acknowledged >= 60_000
     assert report.lost == 0, sorted(ledger.lost_values())[:10]
     assert report.duplicated == 0
@@ -127,23 +133,28 @@ def test_sigkill_during_group_consume_loses_and_duplicates_nothing(broker: Any) 
     stop = threading.Event()
     errors: list[BaseException] = []
     timeouts: list[BaseException] = []
+    longest = [0.0]
     group = f"g-{topic}"
 
     def consume() -> None:
         consumer = Consumer(
             broker.bootstrap, group_id=group, auto_offset_reset="earliest", auto_commit_interval_ms=200,
-            max_bytes=64 << 10, partition_max_bytes=16 << 10,  # small fetches: the kill lands mid-read
+            max_bytes=12 << 10, partition_max_bytes=4 << 10,  # small fetches: the kill lands mid-read
         )
         try:
             consumer.subscribe([topic])
             while not stop.is_set():
+                started = time.monotonic()
                 try:
                     polled = consumer.poll(200)
                 except KafkaTimeoutError as e:  # the broker is down: poll() says so and carries on
                     timeouts.append(e)
                     continue
+                finally:
+                    longest[0] = max(longest[0], time.monotonic() - started)
                 for cols in polled.values():
                     ledger.read(cols.value)
+                time.sleep(0.005)  # "processing": keeps the read going for seconds, so the kill lands inside it
         except BaseException as e:  # reported by the main thread
             errors.append(e)
         finally:
@@ -156,6 +167,7 @@ def test_sigkill_during_group_consume_loses_and_duplicates_nothing(broker: Any) 
     worker.start()
     try:
         _wait_for(lambda: ledger.report().read_back >= 20_000 or errors, "20,000 records read before the kill", 120)
+        at_kill = ledger.report().read_back
         broker.restart(graceful=False)
         with Client(broker.bootstrap) as client:
             for p in range(PARTITIONS):
@@ -169,7 +181,11 @@ def test_sigkill_during_group_consume_loses_and_duplicates_nothing(broker: Any) 
         worker.join(120)
     assert not errors, errors
     report = ledger.report()
-    print(f"SIGKILL during consume: {report}; polls that timed out during the outage: {len(timeouts)}")
+    print(
+        f"SIGKILL during consume: {report}; read before the kill: {at_kill}; "
+        f"polls that timed out during the outage: {len(timeouts)}; longest poll(200) {longest[0]:.2f} s"
+    )
+    assert at_kill < 3 * 40_000  # the kill did land in the middle of the read
     assert report.acknowledged == 3 * 42_000
     assert report.lost == 0
     assert report.duplicated == 0
