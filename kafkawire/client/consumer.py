@@ -382,22 +382,15 @@ class Consumer:
             return {}
         # Leave the broker room to answer before our deadline: ask it to wait at most 80% of what is left.
         wait = int(max(0, min(self.max_wait_ms, left_ms * 0.8)))
-        try:
-            results = self.client.fetch_many(
-                {tp: self._positions[tp] for tp in self._assignment},
-                max_bytes=self.max_bytes,
-                partition_max_bytes=self.partition_max_bytes,
-                max_wait_ms=wait,
-                isolation=self.isolation,
-                raise_errors=False,
-                deadline=deadline,
-            )
-        except KafkaTimeoutError:
-            if deadline.expired():
-                # The leader was still answering when poll's time ran out (positions were known, so it
-                # answered before): nothing arrived in time. The next poll fetches again.
-                return {}
-            raise
+        results = self.client.fetch_many(
+            {tp: self._positions[tp] for tp in self._assignment},
+            max_bytes=self.max_bytes,
+            partition_max_bytes=self.partition_max_bytes,
+            max_wait_ms=wait,
+            isolation=self.isolation,
+            raise_errors=False,
+            deadline=deadline,
+        )
         out: dict[TopicPartition, RecordColumns] = {}
         for tp, r in results.items():
             if r.error is not None:
