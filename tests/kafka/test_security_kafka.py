@@ -134,3 +134,16 @@ def test_sasl_client_on_a_listener_without_sasl_is_refused(secure_broker):
         refused = r"refused SASL mechanism PLAIN \(error 34\); it offers \[\]$"
         with pytest.raises(AuthenticationFailedError, match=refused):
             client.metadata()
+
+
+def test_a_crash_keeps_the_certificate_and_the_scram_users(secure_broker, trusted, topic_name):
+    # Last in the file: it restarts the shared broker (SIGKILL). The SCRAM credentials live in the metadata
+    # log and the certificate in the log directory, so a client configured before the crash still logs in.
+    ca = secure_broker.ca_file.read_bytes()
+    secure_broker.restart(graceful=False)
+    assert secure_broker.ca_file.read_bytes() == ca
+    with client_for(secure_broker, "SASL_SSL", trusted, "SCRAM-SHA-512", user="bob") as client:
+        round_trip(client, topic_name(), b"after the crash")
+    with client_for(secure_broker, "SASL_SSL", trusted, "SCRAM-SHA-512", password="wrong") as client:
+        with pytest.raises(AuthenticationFailedError, match=r"\(error 58\)"):
+            client.metadata()
