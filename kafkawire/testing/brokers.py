@@ -788,7 +788,8 @@ def start_broker(kind: str = "noida", **options: Any) -> Broker:
     ``"kafka"`` is Apache Kafka itself (KRaft, one JVM; the reference broker, see
     :mod:`kafkawire.testing.kafka`); ``"noida"``, ``"tansu"`` and ``"mock"`` are the stand-ins that need no
     JVM. ``options`` go to the class: ``port``, ``log_dir``, ``startup_timeout``, ``keep_files`` for the
-    subprocess brokers, ``version``/``config``/``heap`` for kafka, ``data_dir`` for noida,
+    subprocess brokers, ``version``/``config``/``heap``/``tls``/``sasl_mechanisms``/``users`` for kafka,
+    ``data_dir`` for noida,
     ``tls``/``authentication``/``users`` for tansu, ``brokers`` for mock. Raises :class:`BrokerStartError`
     (with the broker's log tail) on failure.
     """
