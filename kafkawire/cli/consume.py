@@ -18,10 +18,11 @@ import contextlib
 import json
 import signal
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from ..client.deadline import Deadline
+from ..client.ranges import LostRange, read_ranges
 from ..errors import KafkaWireError
 from ._common import CliError, add_connection_args, make_client, parse_start
 
@@ -210,6 +211,10 @@ def _start_offsets(
     return {p: by_time[p].offset if by_time[p].offset >= 0 else latest[p].offset for p in partitions}
 
 
+def _skip_lost(lost: LostRange) -> None:
+    print(f"kafkawire: {lost}; skipped", file=sys.stderr)
+
+
 class _StopSignals:
     """SIGTERM and Ctrl-C (SIGINT) end consuming with ``KeyboardInterrupt``, but never inside :meth:`held`.
 
@@ -303,60 +308,37 @@ def run(args: argparse.Namespace) -> int:
                     total = min(total, args.max_records)
             bar = _progress_bar(args.progress, total)
             limit = args.max_records
-            idle = 0.0
+            # The one bounded range reader: every partition up to the end offsets seen at start (open-ended
+            # with --follow), fetched together; gaps, control records and idle backoff are handled there.
+            # Records the log no longer has (retention) are skipped, as a consumer with auto.offset.reset does.
+            reader = read_ranges(
+                client,
+                {(topic, p): (positions[p], None if ends is None else ends[p]) for p in partitions},
+                deadline=Deadline(None),  # ended by the end offsets, --max-records or a signal
+                max_bytes=args.fetch_max_bytes,
+                max_wait_ms=args.max_wait_ms,
+                on_loss=_skip_lost,
+            )
             try:
-                while limit is None or written < limit:
-                    active = {(topic, p): off for p, off in positions.items() if ends is None or off < ends[p]}
-                    if not active:
+                for piece in reader if limit is None or limit > 0 else ():
+                    # A slice starts at row 0: the decoder drops records below the fetch offset.
+                    count = len(piece) if limit is None else min(len(piece), limit - written)
+                    with stops.held():  # a stop signal waits until the batch is counted
+                        writer.write(topic, piece.partition, piece.columns, count)
+                        written += count
+                    if bar is not None:
+                        bar.update(count)
+                    if args.group:
+                        done = count == len(piece)
+                        position = piece.next_offset if done else int(piece.offsets[count - 1]) + 1
+                        client.commit_offsets(args.group, {(topic, piece.partition): position})
+                    if limit is not None and written >= limit:
                         break
-                    results = client.fetch_many(
-                        active, max_bytes=args.fetch_max_bytes, max_wait_ms=args.max_wait_ms
-                    )
-                    commits: dict[tuple[str, int], int] = {}
-                    for (_, p), res in results.items():
-                        if limit is not None and written >= limit:
-                            break
-                        cols = res.records
-                        n = len(cols)
-                        next_pos = res.next_offset
-                        if n:
-                            offs = cols.offset
-                            count = n
-                            # Records past the end offsets seen at start (written since) are left for
-                            # the next run; so is anything beyond --max-records.
-                            if ends is not None and int(offs[-1]) >= ends[p]:
-                                count = int((offs < ends[p]).sum())
-                            if limit is not None:
-                                count = min(count, limit - written)
-                            if count:
-                                with stops.held():  # a stop signal waits until the batch is counted
-                                    writer.write(topic, p, cols, count)
-                                    written += count
-                                if bar is not None:
-                                    bar.update(count)
-                            if count < n:
-                                if limit is not None and written >= limit:
-                                    next_pos = int(offs[count - 1]) + 1  # resume right after the last one
-                                else:
-                                    next_pos = ends[p]  # type: ignore[index]  # cut at the end offset: done
-                        elif ends is not None and 0 <= res.high_watermark <= positions[p]:
-                            # Nothing left below the high watermark (e.g. only aborted data): done.
-                            next_pos = max(next_pos, ends[p])
-                        if next_pos != positions[p]:
-                            positions[p] = next_pos
-                            commits[(topic, p)] = next_pos
-                    if args.group and commits:
-                        client.commit_offsets(args.group, commits)
-                    if any(len(r.records) for r in results.values()):
-                        idle = 0.0
-                    else:
-                        # Some brokers (noida-db) answer an empty Fetch at once instead of waiting
-                        # max_wait_ms: back off on the client side so --follow does not spin.
-                        idle = min(max(0.01, idle * 2), args.max_wait_ms / 1000)
-                        time.sleep(idle)
             except KeyboardInterrupt:
                 if not args.follow:
                     raise
+            finally:
+                reader.close()
     except BrokenPipeError:
         # `kafkawire consume ... | head`: the reader went away; not an error worth a traceback.
         with contextlib.suppress(Exception):
