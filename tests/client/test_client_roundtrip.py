@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from kafkawire.protocol.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+from kafkawire.testing import Broker, start_broker
 
 pytestmark = pytest.mark.broker
 
@@ -32,7 +34,15 @@ HEADERS = [
 ]
 
 
-@pytest.fixture(params=["noida", "tansu", "mock"])
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[Broker]:
+    """Apache Kafka, the reference broker, shared by this module's tests."""
+    broker = start_broker("kafka")
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(params=["kafka", "noida", "tansu", "mock"])
 def broker(request):
     return request.getfixturevalue({"mock": "mock_cluster"}.get(request.param, request.param))
 
@@ -150,7 +160,7 @@ def test_tansu_list_offsets_latest_quirk_is_documented(tansu, topic_name):
         assert c.fetch_many({(topic, 0): 0})[(topic, 0)].high_watermark == 6
 
 
-@pytest.mark.parametrize("kind", ["noida", "tansu", "mock"])
+@pytest.mark.parametrize("kind", ["kafka", "noida", "tansu", "mock"])
 def test_group_offsets_committed_and_read_back(request, kind, topic_name):
     broker = request.getfixturevalue({"mock": "mock_cluster"}.get(kind, kind))
     topic = topic_name()
@@ -167,9 +177,10 @@ def test_group_offsets_committed_and_read_back(request, kind, topic_name):
         assert c.committed(group, [(topic, 0)])[(topic, 0)].offset == 43
 
 
-def test_admin_create_exists_delete(noida, topic_name):
+@pytest.mark.parametrize("kind", ["kafka", "noida"])
+def test_admin_create_exists_delete(request, kind, topic_name):
     topic = topic_name()
-    with Client(noida.bootstrap) as c:
+    with Client(request.getfixturevalue(kind).bootstrap) as c:
         c.create_topics({topic: 4})
         meta = c.metadata([topic])
         assert meta.topics[topic].num_partitions == 4
@@ -188,9 +199,10 @@ def test_admin_create_exists_delete(noida, topic_name):
         c.delete_topics([topic], missing_ok=True)
 
 
-def test_unknown_topic_and_bad_offset_raise(noida, topic_name):
+@pytest.mark.parametrize("kind", ["kafka", "noida"])
+def test_unknown_topic_and_bad_offset_raise(request, kind, topic_name):
     topic = topic_name()
-    with Client(noida.bootstrap, retries=2, retry_backoff_ms=10) as c:
+    with Client(request.getfixturevalue(kind).bootstrap, retries=2, retry_backoff_ms=10) as c:
         with pytest.raises(UnknownTopicOrPartitionError):
             c.produce(topic, [b"x"])
         c.create_topics([topic])
