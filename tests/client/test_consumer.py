@@ -607,3 +607,30 @@ def test_close_never_raises_for_a_bad_answer_to_leave_group(broker_factory, topi
     assert any("leave" in r.getMessage().lower() for r in caplog.records)  # said so, did not raise
     with pytest.raises(KafkaClientError):
         cons.poll(10)  # closed is closed
+
+
+# ------------------------------------------------------------------------------- metrics and logging
+def test_metrics_report_lag_records_bytes_and_rebalances(mock_cluster, topic_name, caplog):
+    # librdkafka's mock answers each Fetch with one record batch: the lag shrinks batch by batch.
+    topic, group = topic_name(), topic_name("g")
+    mock_cluster.create_topic(topic, 2)
+    with Client(mock_cluster.bootstrap) as c:
+        for i in range(3):  # three record batches in partition 0, none in partition 1
+            c.produce(topic, [f"v{i}-{j}".encode() for j in range(10)], keys=[b"k"] * 10, partition=0)
+    opts = {**_GROUP_OPTS, "enable_auto_commit": False, "api_version_caps": MOCK_GROUP_CAPS}
+    with caplog.at_level(logging.INFO, logger="kafkawire.consumer"):
+        with Consumer(mock_cluster.bootstrap, group_id=group, **opts) as cons:
+            cons.subscribe([topic])
+            got = {}
+            while not got:
+                got = cons.poll(500)
+            m = cons.metrics()
+            assert m["records_consumed"] == 10 and m["bytes_consumed"] == sum(len(f"v0-{j}") + 1 for j in range(10))
+            assert m["partitions"][(topic, 0)] == {"position": 10, "high_watermark": 30, "lag": 20}
+            assert m["rebalances"] == 1 and m["generation"] == cons.generation
+            assert m["client"]["requests"] > 0
+            assert _drain(cons, 20) and cons.metrics()["partitions"][(topic, 0)]["lag"] == 0
+            assert cons.metrics()["records_consumed"] == 30
+            assert cons.metrics()["partitions"][(topic, 1)]["lag"] == 0
+    assigned = [r.getMessage() for r in caplog.records if "assigned" in r.getMessage()]
+    assert assigned and f"{topic}/0" in assigned[0] and f"{topic}/1" in assigned[0]
