@@ -92,6 +92,10 @@ CreateTopicsRequest, CreateTopicsResponse = build_pair("create_topics")
 DeleteTopicsRequest, DeleteTopicsResponse = build_pair("delete_topics")
 DeleteRecordsRequest, DeleteRecordsResponse = build_pair("delete_records")
 InitProducerIdRequest, InitProducerIdResponse = build_pair("init_producer_id")
+AddPartitionsToTxnRequest, AddPartitionsToTxnResponse = build_pair("add_partitions_to_txn")
+AddOffsetsToTxnRequest, AddOffsetsToTxnResponse = build_pair("add_offsets_to_txn")
+EndTxnRequest, EndTxnResponse = build_pair("end_txn")
+TxnOffsetCommitRequest, TxnOffsetCommitResponse = build_pair("txn_offset_commit")
 DescribeConfigsRequest, DescribeConfigsResponse = build_pair("describe_configs")
 SaslAuthenticateRequest, SaslAuthenticateResponse = build_pair("sasl_authenticate")
 CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partitions")
@@ -119,6 +123,10 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         DeleteTopicsRequest,
         DeleteRecordsRequest,
         InitProducerIdRequest,
+        AddPartitionsToTxnRequest,
+        AddOffsetsToTxnRequest,
+        EndTxnRequest,
+        TxnOffsetCommitRequest,
         DescribeConfigsRequest,
         SaslAuthenticateRequest,
         CreatePartitionsRequest,
