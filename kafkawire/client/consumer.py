@@ -55,8 +55,8 @@ class Consumer:
     group as long as the lists overlap.
 
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
-    milliseconds, whatever the brokers do; when its time runs out because of an error (no broker
-    reachable, no answer, a coordinator that keeps refusing) it raises
+    milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
+    refused, a broker that accepts and never answers) it raises
     :class:`~kafkawire.client.errors.KafkaTimeoutError` naming that error, and the next ``poll`` carries on
     from where this one stopped. :meth:`close` never raises for a broker's answer.
 
@@ -454,11 +454,13 @@ class Consumer:
         deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:
             member = self._member
-            if member is not None and self._subscription is not None and member.generation >= 0:
+            if member is not None and self._subscription is not None:
                 try:
-                    self._maybe_commit(deadline, force=True)
+                    self._maybe_commit(deadline, force=True)  # only while a member of a generation
                 except Exception as e:
                     log.warning("group %s: final commit failed: %s", self.group_id, e)
+                # Leave even in the middle of a rebalance (as the Java consumer does once it has a member
+                # id): the coordinator then completes it without waiting for us.
                 member.leave(deadline)
         finally:
             if self._own_client:

@@ -196,9 +196,9 @@ class GroupMember:
             except BaseException as e:  # handed to join() in the polling thread
                 pending.error = e
             finally:
+                pending.done.set()
                 if self._left:
                     join_conn.close()
-                pending.done.set()
 
         threading.Thread(target=run, name=f"kafkawire-join-{self.group_id}", daemon=True).start()
 
@@ -351,9 +351,11 @@ class GroupMember:
         raises: leaving is a courtesy (the session expires anyway), and a coordinator's bad answer to a
         goodbye is no reason to fail a clean shutdown."""
         self._left = True
-        if self._pending is None and self._join_conn is not None:
+        pending = self._pending
+        if self._join_conn is not None and (pending is None or pending.done.is_set()):
             self._join_conn.close()
-        # A JoinGroup still awaited is abandoned: its thread closes its connection when the answer comes.
+        # A JoinGroup still awaited is abandoned: its thread closes its connection when the answer comes
+        # (it sets ``done`` before looking at ``_left``, so one of the two always closes it).
         if self.member_id:
             try:
                 with self.client.lock:
