@@ -46,11 +46,13 @@ T = TypeVar("T")
 
 
 def broker_error(code: int, message: str | None = None, context: str = "") -> BrokerError | None:
-    """The exception for a broker error ``code`` (None for 0), its text prefixed with ``context``."""
+    """The exception for a broker error ``code`` (None for 0): ``context`` (where it happened), then the
+    broker's ``message``, or Kafka's description of the code when the broker sent none."""
     cls = error_for_code(code)
     if cls is None:
         return None
-    text = f"{context}: {message}" if context and message else (context or message)
+    detail = message or cls.text or None
+    text = f"{context}: {detail}" if context and detail else (context or detail)
     return cls(text)
 
 
