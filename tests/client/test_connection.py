@@ -12,6 +12,7 @@ import pytest
 from client_fakes import FakeServer, frame, read_exact, read_request
 
 from kafkawire.client.connection import BrokerConnection
+from kafkawire.client.deadline import Deadline
 from kafkawire.client.errors import (
     CorrelationIdMismatchError,
     KafkaConnectionError,
@@ -210,3 +211,38 @@ def test_unrequested_answer_to_a_no_response_request_is_dropped():
         buf = c.receive(cid)
         assert struct.unpack_from(">i", buf)[0] == cid
         assert c.connected
+
+
+def _silent(conn: socket.socket) -> None:
+    while conn.recv(65536):
+        pass
+
+
+def test_the_handshake_stops_at_the_callers_deadline():
+    # Connect and request timeouts of 30 s; the caller has 0.5 s: ApiVersions is never answered.
+    with FakeServer(_silent) as server:
+        c = BrokerConnection("127.0.0.1", server.port, connect_timeout_ms=30_000, request_timeout_ms=30_000)
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match=f"no complete response from 127.0.0.1:{server.port}"):
+            c.connect(deadline=Deadline(0.5))
+        assert time.monotonic() - t0 <= 0.5 * 1.1 + 0.2
+        assert not c.connected
+
+
+def test_a_read_stops_at_the_deadline_when_it_comes_before_the_request_timeout():
+    with FakeServer(_silent) as server, connect(server, request_timeout_ms=30_000) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError):
+            c.receive(cid, deadline=Deadline(0.4))
+        assert time.monotonic() - t0 <= 0.4 * 1.1 + 0.2
+
+
+def test_an_expired_deadline_does_not_even_connect():
+    with FakeServer(_silent) as server:
+        c = BrokerConnection("127.0.0.1", server.port)
+        with pytest.raises(KafkaTimeoutError, match="no time left") as info:
+            c.connect(deadline=Deadline(0))
+        assert info.value.no_time_left
+        assert server.connections == []
