@@ -16,7 +16,7 @@ classes.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from .partitioner import Partitioner
 from .produce import ProducerState, not_sent, send_records
 from .quirks import DEFAULT_MAX_RESPONSE_BYTES
 from .retry import RetryPolicy
-from .sasl import SaslConfig
+from .sasl import OAuthBearerToken, SaslConfig
 from .types import (
     ClusterMetadata,
     CommittedOffset,
@@ -61,7 +61,10 @@ class Client:
     ``bootstrap_servers``: ``"host:port,host:port"`` or a list; tried in turn until one answers.
     ``security_protocol``: ``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT`` or ``SASL_SSL``; TLS uses
     ``ssl_context`` (default: ``ssl.create_default_context()``); SASL uses ``sasl_mechanism``
-    (``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``) with ``sasl_username`` / ``sasl_password``.
+    (``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``) with ``sasl_username`` / ``sasl_password``, or
+    ``OAUTHBEARER`` with ``sasl_oauth_token_provider`` (a callable returning the token, called per
+    connection). The Java client's property names (``sasl.jaas.config``, ``ssl.truststore.*``, ...)
+    go through :meth:`from_properties` (:mod:`kafkawire.client.config`).
 
     Time limits: ``request_timeout_ms`` bounds each request (one attempt); ``connect_timeout_ms`` each
     connection handshake; ``retry_timeout_ms`` is the default deadline of a whole call, retries
@@ -99,6 +102,7 @@ class Client:
         sasl_username: str | None = None,
         sasl_password: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        sasl_oauth_token_provider: Callable[[], str | OAuthBearerToken] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         enable_idempotence: bool = True,
         max_batch_bytes: int = 1_000_000,
@@ -127,7 +131,10 @@ class Client:
                 raise ValueError(f"ssl_context given but security_protocol is {protocol}")
             self.ssl_context = None
         self.sasl: SaslConfig | None = None
-        if protocol.startswith("SASL"):
+        if protocol.startswith("SASL") and (sasl_mechanism or "").upper() == "OAUTHBEARER":
+            # RFC 7628: a bearer token from the provider instead of a password.
+            self.sasl = SaslConfig("OAUTHBEARER", sasl_username or "", "", token_provider=sasl_oauth_token_provider)
+        elif protocol.startswith("SASL"):
             if not sasl_mechanism or sasl_username is None or sasl_password is None:
                 raise ValueError(f"{protocol} needs sasl_mechanism, sasl_username and sasl_password")
             self.sasl = SaslConfig(sasl_mechanism.upper(), sasl_username, sasl_password)
@@ -153,6 +160,15 @@ class Client:
         )
         self._partitioner = Partitioner()
         self._producer = ProducerState()
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str], **overrides: Any) -> Client:
+        """A client configured with the Java client's property names (``bootstrap.servers``,
+        ``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.location``, ...); see
+        :func:`kafkawire.client.config.config_from_properties`. ``overrides`` are keyword arguments that win."""
+        from .config import bootstrap_from_properties, config_from_properties
+
+        return cls(bootstrap_from_properties(properties), **{**config_from_properties(properties), **overrides})
 
     # ------------------------------------------------------------------------------------ lifecycle
     @property

@@ -1,4 +1,4 @@
-"""SASL mechanisms for Kafka: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802, RFC 7677).
+"""SASL mechanisms for Kafka: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677), OAUTHBEARER (RFC 7628).
 
 The exchange itself (SaslHandshake v1, then SaslAuthenticate carrying these tokens, KIP-152) is driven by
 :class:`kafkawire.client.connection.BrokerConnection`; this module only builds and checks the tokens.
@@ -9,14 +9,33 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .errors import AuthenticationFailedError
 
-__all__ = ["SaslConfig", "PlainMechanism", "ScramMechanism", "mechanism_for", "MECHANISMS"]
+__all__ = [
+    "MECHANISMS",
+    "OAuthBearerMechanism",
+    "OAuthBearerToken",
+    "PlainMechanism",
+    "SaslConfig",
+    "ScramMechanism",
+    "mechanism_for",
+]
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+
+
+@dataclass(frozen=True)
+class OAuthBearerToken:
+    """What an OAUTHBEARER token provider may return instead of a bare token string: the token (a JWT,
+    sent as is) and SASL extensions (KIP-342, e.g. ``{"logicalCluster": "lkc-1"}``) for the first message."""
+
+    value: str = field(repr=False)
+    extensions: Mapping[str, str] = field(default_factory=dict)
 
 # Kafka's broker refuses fewer iterations than this (ScramMechanism.minIterations); refusing them here
 # too stops a fake server from making us hand over a cheaply brute-forced proof.
@@ -25,15 +44,24 @@ MIN_SCRAM_ITERATIONS = 4096
 
 @dataclass(frozen=True)
 class SaslConfig:
-    """Credentials for SASL: ``mechanism`` is ``"PLAIN"``, ``"SCRAM-SHA-256"`` or ``"SCRAM-SHA-512"``."""
+    """Credentials for SASL: ``mechanism`` is ``"PLAIN"``, ``"SCRAM-SHA-256"``, ``"SCRAM-SHA-512"`` or
+    ``"OAUTHBEARER"``.
+
+    OAUTHBEARER takes ``token_provider`` instead of a password: a callable returning the bearer token
+    (a ``str`` or an :class:`OAuthBearerToken`), called for every new connection so it can refresh an
+    expired token (the Java client's login callback handler). ``username`` then only labels errors.
+    """
 
     mechanism: str
     username: str
     password: str = field(repr=False)
+    token_provider: Callable[[], str | OAuthBearerToken] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.mechanism.upper() not in MECHANISMS:
             raise ValueError(f"unsupported SASL mechanism {self.mechanism!r}; expected one of {MECHANISMS}")
+        if self.mechanism.upper() == "OAUTHBEARER" and self.token_provider is None:
+            raise ValueError("SASL mechanism OAUTHBEARER needs a token_provider (a callable returning the token)")
 
 
 class PlainMechanism:
@@ -147,9 +175,55 @@ class ScramMechanism:
         self.complete = True
 
 
-def mechanism_for(config: SaslConfig) -> PlainMechanism | ScramMechanism:
+# RFC 7628 section 3.1: a key is ALPHA+, a value is printable ASCII, space, tab, CR or LF. Kafka also
+# reserves the key "auth" (OAuthBearerClientInitialResponse.EXTENSION_KEY_PATTERN / VALUE_PATTERN).
+_EXTENSION_KEY = re.compile(r"[A-Za-z]+")
+_EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
+
+
+class OAuthBearerMechanism:
+    """SASL OAUTHBEARER client (RFC 7628, KIP-255): one message carrying the bearer token.
+
+    The first message is ``n,,\\x01auth=Bearer <token>\\x01[key=value\\x01...]\\x01``. A broker that
+    refuses the token answers with a JSON error challenge (RFC 7628 section 3.2.2); the client must then
+    send a single ``\\x01`` and the broker fails the exchange, which is how Kafka reports the reason.
+    """
+
+    name = "OAUTHBEARER"
+
+    def __init__(self, token: str | OAuthBearerToken) -> None:
+        if isinstance(token, OAuthBearerToken):
+            self.token, self.extensions = token.value, dict(token.extensions)
+        else:
+            self.token, self.extensions = token, {}
+        if not isinstance(self.token, str) or not self.token or any(c.isspace() for c in self.token):
+            raise AuthenticationFailedError("the OAUTHBEARER token provider returned an empty or malformed token")
+        for key, value in self.extensions.items():
+            if key == "auth" or not _EXTENSION_KEY.fullmatch(key) or not _EXTENSION_VALUE.fullmatch(value):
+                raise ValueError(f"invalid OAUTHBEARER SASL extension {key!r}={value!r} (RFC 7628 section 3.1)")
+        self.complete = False
+        #: The broker's JSON error challenge, when it refused the token.
+        self.error: str | None = None
+
+    def first_message(self) -> bytes:
+        extras = "".join(f"{k}={v}\x01" for k, v in self.extensions.items())
+        return f"n,,\x01auth=Bearer {self.token}\x01{extras}\x01".encode()
+
+    def step(self, challenge: bytes) -> bytes | None:
+        if challenge and self.error is None:
+            # An error challenge: acknowledge with %x01; the broker then fails SaslAuthenticate.
+            self.error = challenge.decode("utf-8", "replace")
+            return b"\x01"
+        self.complete = self.error is None
+        return None
+
+
+def mechanism_for(config: SaslConfig) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
     """A fresh mechanism state machine for one authentication."""
     name = config.mechanism.upper()
+    if name == "OAUTHBEARER":
+        assert config.token_provider is not None
+        return OAuthBearerMechanism(config.token_provider())
     if name == "PLAIN":
         return PlainMechanism(config.username, config.password)
     return ScramMechanism(name, config.username, config.password)
