@@ -2,15 +2,16 @@
 
 :class:`GroupMember` holds this member's id and generation and speaks to the group coordinator through
 the public pieces of :class:`~kafkawire.client.Client` (``coordinator()``, ``forget_coordinator()``,
-``lock``, ``metadata()``, ``commit_offsets()``). It never starts a clock of its own: every method takes
-the caller's :class:`~kafkawire.client.deadline.Deadline` (``Consumer.poll``'s, or ``close``'s) and
-gives up when it passes, so a poll returns on time however the coordinator behaves.
+``lock``, ``metadata()``, ``commit_offsets()``, ``cluster.new_connection()``). Every method takes the
+caller's :class:`~kafkawire.client.deadline.Deadline` (``Consumer.poll``'s, or ``close``'s) and returns or
+raises when it passes, so a poll returns on time however the coordinator behaves.
 
 A JoinGroup (or a follower's SyncGroup) is answered only once every member has rejoined, which can take
 up to the rebalance timeout. It is therefore sent and awaited by a waiter thread on a connection of its
-own; :meth:`GroupMember.join` waits for it only until the caller's deadline and returns None if it is
-still pending, and the next call goes on waiting for the same request (re-sending it would restart the
-wait on some brokers: Tansu delays a new group's first join by half the session timeout each time).
+own, bounded by the rebalance timeout plus the request timeout; :meth:`GroupMember.join` waits for it
+only until the caller's deadline and returns None while it is pending, and the next call goes on waiting
+for the same request. (Abandoning it and sending a new one each poll never completed on Tansu, whose
+first join of a new group waits half the session timeout: a consumer polling every 500 ms never joined.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
 from ..protocol.errors import (
@@ -35,6 +36,9 @@ from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
 from .group import ASSIGNORS, decode_assignment, decode_subscription, encode_assignment, encode_subscription
 from .retry import is_retriable
+
+if TYPE_CHECKING:
+    from .client import Client
 
 __all__ = ["CommitFailedError", "GroupMember", "TopicPartition"]
 
@@ -62,7 +66,7 @@ class GroupMember:
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         group_id: str,
         *,
         assignors: Sequence[str],
@@ -146,12 +150,12 @@ class GroupMember:
                 return None  # the coordinator still holds our request: not an error, just not done yet
             self._pending = None
             if pending.error is not None:
-                e = pending.error
-                if not is_retriable(e):
-                    raise e
-                last = e
+                failure = pending.error
+                if not is_retriable(failure):
+                    raise failure
+                last = failure
                 attempt += 1
-                log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, e)
+                log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, failure)
                 self._connection_failed()
                 deadline.sleep(self.client.retry_policy.backoff(attempt))
                 continue
