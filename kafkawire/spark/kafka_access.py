@@ -10,15 +10,13 @@ runs them in others.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
-from ..client import Client
+from ..client import Client, KafkaTimeoutError
+from ..client.deadline import Deadline
+from ..client.ranges import LostRange, read_range
 from ..columns import RecordColumns
-from ..protocol.errors import OffsetOutOfRangeError
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .options import SourceOptions, TopicPartition
 
@@ -114,12 +112,15 @@ class KafkaAccess:
     def topic_partitions(self, opts: SourceOptions) -> list[TopicPartition]:
         """The partitions ``assign`` / ``subscribe`` / ``subscribePattern`` select, sorted.
 
-        ``assign`` is taken as given (like Spark's ``AssignStrategy``, which does not check existence);
-        ``subscribe`` ignores topics that do not exist yet (they join when they appear).
+        ``assign`` keeps the assigned partitions that exist, as Spark's ``AssignStrategy`` does (it filters
+        the topics' partitions by the assignment: an unknown partition is left out, not an error, and a
+        query that waits on it would hang); ``subscribe`` ignores topics that do not exist yet (they join
+        when they appear).
         """
-        if opts.strategy == "assign":
-            return sorted(opts.strategy_value)  # type: ignore[arg-type]
         topics = self._topics()
+        if opts.strategy == "assign":
+            assigned: list[TopicPartition] = list(opts.strategy_value)  # type: ignore[arg-type]
+            return sorted(tp for tp in assigned if tp[1] in topics.get(tp[0], ()))
         out = [(t, p) for t, parts in topics.items() if opts.matches_topic(t) for p in parts]
         return sorted(out)
 
@@ -172,72 +173,43 @@ class KafkaAccess:
     ) -> Iterator[tuple[RecordColumns, int, int]]:
         """Fetch offsets ``[start, end)`` of one partition: yields ``(columns, lo, hi)``.
 
-        Rows ``lo:hi`` of each :class:`RecordColumns` are the records inside the range (a fetch may return
-        records after ``end``; records before the fetch offset are dropped by the decoder). Gaps in the
-        offsets (compaction, transaction markers, aborted batches under read_committed) are normal:
-        progress follows ``next_offset``, which moves past them. A start below the log start offset is
-        data loss (an error, or a jump to the log start with ``failOnDataLoss=false``); so is a range that
-        stops making progress for ``kafkaConsumer.pollTimeoutMs`` because its end is past the log end.
+        Rows ``lo:hi`` of each :class:`RecordColumns` are the records inside the range. The loop is
+        :func:`kafkawire.client.ranges.read_range` (gaps from compaction, transaction markers and aborted
+        batches are normal there). Records that are gone (a start below the log start, an end beyond the
+        log) are data loss: :class:`KafkaDataLossError`, or a warning and a skip with
+        ``failOnDataLoss=false``. A partition that makes no progress for ``kafkaConsumer.pollTimeoutMs``
+        is a ``TimeoutError`` worded as Spark's.
         """
-        offset = start
         max_bytes = int(self.kafka_params.get("max.partition.fetch.bytes", DEFAULT_FETCH_BYTES))
-        max_wait_ms = int(self.kafka_params.get("fetch.max.wait.ms", 500))
-        isolation = self.kafka_params.get("isolation.level", "read_uncommitted")
-        tp = (topic, partition)
-        deadline = time.monotonic() + poll_timeout_ms / 1000
-        while offset < end:
-            res = self.client.fetch_many(
-                {tp: offset}, max_bytes=max_bytes, max_wait_ms=max_wait_ms, isolation=isolation, raise_errors=False
-            )[tp]
-            if res.error is not None:
-                if not isinstance(res.error, OffsetOutOfRangeError):
-                    raise res.error
-                offset = self._out_of_range(tp, offset, end, fail_on_data_loss)
-                if offset >= end:
-                    return
-                continue
-            cols: RecordColumns = res.records
-            if len(cols):
-                lo = int(np.searchsorted(cols.offset, offset, side="left"))
-                hi = int(np.searchsorted(cols.offset, end, side="left"))
-                if hi > lo:
-                    yield cols, lo, hi
-            nxt = int(cols.next_offset)
-            if nxt > offset:
-                offset = nxt
-                deadline = time.monotonic() + poll_timeout_ms / 1000
-                continue
-            # No progress. If the log (or, under read_committed, its stable part) ends before the range
-            # does, the planned records are gone (the topic was truncated or re-created): data loss.
-            available = res.last_stable_offset if isolation == "read_committed" else res.high_watermark
-            if 0 <= available <= offset:
-                msg = (
-                    f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
-                    f"the log ends at {available}."
-                )
-                if fail_on_data_loss:
-                    raise KafkaDataLossError(msg)
-                log.warning("%s", msg)
-                return
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"Cannot fetch record for offset {offset} of {tp_str(*tp)} in {poll_timeout_ms} milliseconds"
-                )
 
-    def _out_of_range(self, tp: TopicPartition, offset: int, end: int, fail_on_data_loss: bool) -> int:
-        """Where to continue after OFFSET_OUT_OF_RANGE at ``offset`` (or raise data loss)."""
-        earliest = self.earliest_offsets([tp])[tp]
-        latest = self.latest_offsets([tp])[tp]
-        if earliest <= offset < latest:  # a transient answer (e.g. a leader change): try again
-            return offset
-        msg = (
-            f"Could not read records in offset [{offset}, {end}) for topic partition {tp_str(*tp)}: "
-            f"the log now holds [{earliest}, {latest})."
-        )
-        if fail_on_data_loss:
-            raise KafkaDataLossError(msg)
-        log.warning("%s; skipping what is gone", msg)
-        return earliest if offset < earliest else end
+        def on_loss(lost: LostRange) -> None:
+            if fail_on_data_loss:
+                raise KafkaDataLossError(str(lost))
+            log.warning("%s; skipping what is gone", lost)
+
+        position = start
+        try:
+            for s in read_range(
+                self.client,
+                topic,
+                partition,
+                start,
+                end,
+                # The task itself has no deadline (Spark has none); a partition that stops moving does.
+                deadline=Deadline(None),
+                stall_timeout_ms=poll_timeout_ms,
+                max_bytes=max_bytes,
+                max_wait_ms=int(self.kafka_params.get("fetch.max.wait.ms", 500)),
+                isolation=self.kafka_params.get("isolation.level", "read_uncommitted"),
+                on_loss=on_loss,
+            ):
+                position = s.next_offset
+                yield s.columns, s.lo, s.hi
+        except KafkaTimeoutError as e:  # Spark's KafkaDataConsumer words it this way
+            raise TimeoutError(
+                f"Cannot fetch record for offset {position} of {tp_str(topic, partition)} in {poll_timeout_ms} "
+                f"milliseconds ({e})"
+            ) from e
 
     # -------------------------------------------------------------------------------------- produce
 

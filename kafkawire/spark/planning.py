@@ -79,10 +79,12 @@ def resolve(
     if spec.kind == "offsets":
         given = dict(spec.per_partition or {})
         if set(given) != set(tps):
+            # Spark's KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED, line breaks included (its message is
+            # joined from the lines of kafka-error-conditions.json; Spark 4.2 shows it without the class).
             raise InvalidOptionError(
-                "[KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED] Partitions specified for Kafka start offsets don't "
-                "match what are assigned. Maybe topic partitions are created or deleted while the query is "
-                f"running. Use -1 for latest, -2 for earliest. Specified: {_tps(given)} Assigned: {_tps(tps)}"
+                "Partitions specified for Kafka start offsets don't match what are assigned. Maybe topic "
+                "partitions are created \nor deleted while the query is running. Use -1 for latest, -2 for "
+                f"earliest.\nSpecified: {_tps(given)} Assigned: {_tps(tps)}"
             )
         need_earliest = [tp for tp, o in given.items() if o == EARLIEST]
         need_latest = [tp for tp, o in given.items() if o == LATEST]
@@ -94,11 +96,11 @@ def resolve(
     if spec.kind == "timestamps":
         query = dict(spec.per_partition or {})
         if set(query) != set(tps):
-            raise InvalidOptionError(
-                "[KAFKA_TIMESTAMP_OFFSET_DOES_NOT_MATCH_ASSIGNED] Partitions specified for Kafka timestamp based "
+            raise InvalidOptionError(  # Spark's KAFKA_TIMESTAMP_OFFSET_DOES_NOT_MATCH_ASSIGNED, as above
+                "Partitions specified for Kafka timestamp based "
                 f"{'starting' if is_start else 'ending'} offsets don't match what are assigned. Maybe topic "
-                "partitions are created or deleted while the query is running, or you didn't specify all the "
-                f"partitions. Specified: {_tps(query)} Assigned: {_tps(tps)}"
+                "partitions are created \nor deleted while the query is running, or you didn't specify all the "
+                f"partitions.\nSpecified: {_tps(query)} Assigned: {_tps(tps)}"
             )
     else:  # one timestamp for every partition
         query = {tp: int(spec.timestamp or 0) for tp in tps}

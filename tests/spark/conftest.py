@@ -1,7 +1,11 @@
-"""Fixtures for the Spark data source tests: one noida-db broker and one local[2] SparkSession per run.
+"""Fixtures for the Spark data source tests: the brokers, and one local[2] SparkSession per run.
 
-Test data is produced and checked with kafka-python, an implementation independent of kafkawire, so a
-bug shared by kafkawire's reader and writer cannot hide itself.
+Every test that takes ``bootstrap`` runs against Apache Kafka (the session's ``kafka_broker``, the reference)
+and against noida-db (the stand-in these suites first ran on). The session also carries Spark's own Kafka
+source (``format("kafka")``, :mod:`kafkawire.spark.kafka_jar`) for the parity tests.
+
+Test data is produced and checked with librdkafka and kafka-python, implementations independent of
+kafkawire, so a bug shared by kafkawire's reader and writer cannot hide itself.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from spark_helpers import create_topic, unique_topic
 from kafkawire.testing import start_broker
 
 
-@pytest.fixture(scope="session")
-def broker() -> Iterator[object]:
-    b = start_broker("noida")
+@pytest.fixture(scope="session", params=["kafka", "noida"])
+def broker(request: pytest.FixtureRequest) -> Iterator[object]:
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka_broker")  # shared with the other suites; stopped by its owner
+        return
+    b = start_broker(request.param)
     try:
         yield b
     finally:
@@ -31,11 +38,16 @@ def bootstrap(broker: object) -> str:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     from kafkawire.spark import session
+    from kafkawire.spark.kafka_jar import spark_jars_config
 
     s = session(
         "local[2]",
         app_name="kafkawire-tests",
-        config={"spark.sql.shuffle.partitions": "2", "spark.ui.showConsoleProgress": "false"},
+        config={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.ui.showConsoleProgress": "false",
+            **spark_jars_config(),  # Spark's own format("kafka"), for the parity tests
+        },
     )
     s.sparkContext.setLogLevel("ERROR")
     try:

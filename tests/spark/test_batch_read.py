@@ -1,4 +1,4 @@
-"""Batch reads through ``spark.read.format("kafkawire")`` against a real broker (noida-db) and real PySpark."""
+"""Batch reads through ``spark.read.format("kafkawire")`` against Apache Kafka and noida-db, with real PySpark."""
 
 from __future__ import annotations
 
