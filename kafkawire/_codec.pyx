@@ -584,7 +584,8 @@ cdef class _Decoder:
     cdef cnp.ndarray a_offset, a_timestamp, a_ttype, a_batch_index, a_hdr_off
     cdef cnp.ndarray a_key_off, a_key_data, a_key_null, a_val_off, a_val_data, a_val_null
     cdef cnp.ndarray a_hk_off, a_hk_data, a_hv_off, a_hv_data, a_hv_null
-    cdef cnp.ndarray b_base, b_pid, b_epoch, b_seq, b_ple, b_txn, b_magic, b_codec
+    cdef cnp.ndarray b_base, b_pid, b_epoch, b_seq, b_ple, b_txn, b_magic, b_codec, b_start, b_end
+    cdef Py_ssize_t cur_start, cur_end  # the entry pass 2 is filling from (stored with its batch row)
 
     def __cinit__(self):
         self.have_view = False
@@ -890,6 +891,8 @@ cdef class _Decoder:
         self.b_txn = _empty(nb, cnp.NPY_BOOL)
         self.b_magic = _empty(nb, cnp.NPY_INT8)
         self.b_codec = _empty(nb, cnp.NPY_INT8)
+        self.b_start = _empty(nb, cnp.NPY_INT64)
+        self.b_end = _empty(nb, cnp.NPY_INT64)
         self.nb = 0
         return 0
 
@@ -987,6 +990,8 @@ cdef class _Decoder:
         (<uint8_t *>_ptr(self.b_txn))[i] = txn
         (<int8_t *>_ptr(self.b_magic))[i] = magic
         (<int8_t *>_ptr(self.b_codec))[i] = codec
+        (<int64_t *>_ptr(self.b_start))[i] = self.cur_start
+        (<int64_t *>_ptr(self.b_end))[i] = self.cur_end
         self.nb = i + 1
 
     cdef int fill_v2(self, Entry *ent) except -1:
@@ -1203,6 +1208,8 @@ cdef class _Decoder:
         cdef Entry *ent
         for i in range(self.n_entries):
             ent = &self.entries[i]
+            self.cur_start = ent.start
+            self.cur_end = ent.end
             if ent.kind == KIND_V2:
                 self.fill_v2(ent)
             elif ent.kind == KIND_V2_SKIP:
@@ -1248,6 +1255,8 @@ cdef class _Decoder:
             _head(self.b_txn, nb),
             _head(self.b_magic, nb),
             _head(self.b_codec, nb),
+            _head(self.b_start, nb),
+            _head(self.b_end, nb),
             self.next_offset,
             self.valid_bytes,
         )
@@ -1271,7 +1280,8 @@ cdef object _columns(object offset, object timestamp, object timestamp_type, obj
                      object header_offsets, object header_key, object header_value, object batch_index,
                      object batch_base_offset, object batch_producer_id, object batch_producer_epoch,
                      object batch_base_sequence, object batch_partition_leader_epoch, object batch_transactional,
-                     object batch_magic, object batch_codec, int64_t next_offset, Py_ssize_t valid_bytes):
+                     object batch_magic, object batch_codec, object batch_start, object batch_end,
+                     int64_t next_offset, Py_ssize_t valid_bytes):
     cdef object r = _object_new(RecordColumns)
     r.offset = offset
     r.timestamp = timestamp
@@ -1290,6 +1300,8 @@ cdef object _columns(object offset, object timestamp, object timestamp_type, obj
     r.batch_transactional = batch_transactional
     r.batch_magic = batch_magic
     r.batch_codec = batch_codec
+    r.batch_start = batch_start
+    r.batch_end = batch_end
     r.next_offset = next_offset
     r.valid_bytes = valid_bytes
     return r
@@ -1306,6 +1318,7 @@ cdef object _empty_columns(int64_t next_offset, Py_ssize_t valid_bytes):
         _empty(0, cnp.NPY_INT32),
         _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT16), _empty(0, cnp.NPY_INT32),
         _empty(0, cnp.NPY_INT32), _empty(0, cnp.NPY_BOOL), _empty(0, cnp.NPY_INT8), _empty(0, cnp.NPY_INT8),
+        _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64),
         next_offset, valid_bytes,
     )
 

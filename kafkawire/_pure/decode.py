@@ -75,13 +75,15 @@ class _Columns:
         self.header_value: list[bytes | None] = []
         self.batch_index: list[int] = []
         # One tuple per batch row: base offset, producer id, epoch, base sequence, leader epoch,
-        # transactional, magic, codec.
-        self.batches: list[tuple[int, int, int, int, int, bool, int, int]] = []
+        # transactional, magic, codec, entry start, entry end.
+        self.batches: list[tuple[int, int, int, int, int, bool, int, int, int, int]] = []
+        # Where the entry being decoded lies in the input (set by the entry walk; stored with each batch row).
+        self.entry: tuple[int, int] = (0, 0)
 
     def add_batch(
         self, base: int, pid: int, epoch: int, seq: int, leader: int, txn: bool, magic: int, codec: int
     ) -> None:
-        self.batches.append((base, pid, epoch, seq, leader, txn, magic, codec))
+        self.batches.append((base, pid, epoch, seq, leader, txn, magic, codec, *self.entry))
 
     def add_record(
         self,
@@ -123,6 +125,8 @@ class _Columns:
             batch_transactional=np.array([r[5] for r in b], dtype=bool),
             batch_magic=np.array([r[6] for r in b], dtype=np.int8),
             batch_codec=np.array([r[7] for r in b], dtype=np.int8),
+            batch_start=np.array([r[8] for r in b], dtype=np.int64),
+            batch_end=np.array([r[9] for r in b], dtype=np.int64),
             next_offset=next_offset,
             valid_bytes=valid_bytes,
         )
@@ -211,6 +215,7 @@ def decode(
         if length < MIN_ENTRY_LENGTH[magic]:
             raise CorruptRecordError(f"magic {magic} entry length {length} below the minimum")
         end = pos + 12 + length
+        cols.entry = (pos, end)
         if magic == 2:
             next_offset = _decode_batch(buf, pos, end, verify_crc, fetch_offset, txn, cols)
         else:
