@@ -334,6 +334,7 @@ class Client:
         compression: str | int | None = None,
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
+        producer_state: ProducerState | None = None,
     ) -> ProduceResult:
         """Write records to ``topic`` and return where they went.
 
@@ -350,6 +351,9 @@ class Client:
         Raises :class:`~kafkawire.client.errors.ProduceFailedError` when some records could not be
         written: ``.errors`` per partition, ``.result`` showing what *was* acknowledged, and
         ``.unacknowledged`` handing back the values, keys, headers and timestamps that were not.
+
+        ``producer_state``: the producer identity to write with instead of the client's own (a
+        transactional :class:`~kafkawire.Producer` passes its transaction manager; always idempotent).
         """
         check_record_arguments(values, keys, headers)
         if acks not in (-1, 0, 1):
@@ -384,9 +388,10 @@ class Client:
                 available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]
                 parts = self._partitioner.partition(kcol, n, tm.num_partitions, available)
             result.partition[:] = parts
+            state = self._producer if producer_state is None else producer_state
             send_records(
                 cluster,
-                self._producer,
+                state,
                 d,
                 topic=topic,
                 parts=parts,
@@ -396,7 +401,7 @@ class Client:
                 headers=headers,
                 acks=acks,
                 compression=compression,
-                idempotent=self.enable_idempotence and acks == -1,
+                idempotent=(self.enable_idempotence or state.transactional_id is not None) and acks == -1,
                 max_batch_bytes=self.max_batch_bytes,
                 result=result,
             )

@@ -29,6 +29,7 @@ from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
 from .group import ASSIGNORS
 from .retry import is_retriable
+from .transaction import GroupMetadata
 
 __all__ = ["Consumer", "CommitFailedError"]
 
@@ -171,6 +172,13 @@ class Consumer:
     def generation(self) -> int:
         """The group generation this member belongs to (-1 before the first join and after losing it)."""
         return self._member.generation if self._member is not None else -1
+
+    def group_metadata(self) -> GroupMetadata:
+        """This member's group id, generation and member id, for
+        :meth:`Producer.send_offsets_to_transaction` (KIP-447: offsets of a stale member are refused)."""
+        if self.group_id is None:
+            raise ValueError("group_metadata: the consumer has no group_id")
+        return GroupMetadata(self.group_id, self.generation, self.member_id, None)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""

@@ -62,7 +62,13 @@ def take(col: BinaryColumn, idx: np.ndarray) -> BinaryColumn:
 
 
 class ProducerState:
-    """The idempotent producer's identity: producer id, epoch and the next sequence per partition."""
+    """The idempotent producer's identity: producer id, epoch and the next sequence per partition.
+
+    A transactional producer's state is a subclass (:class:`~kafkawire.client.transaction.TransactionManager`)
+    with a ``transactional_id`` and a :meth:`prepare` that adds partitions to the transaction."""
+
+    #: Sent in every ProduceRequest; batches are marked transactional when set.
+    transactional_id: str | None = None
 
     def __init__(self) -> None:
         self.producer_id = -1
@@ -92,6 +98,10 @@ class ProducerState:
             log.debug("producer id %d epoch %d", self.producer_id, self.producer_epoch)
 
         cluster.call(deadline, attempt, what="InitProducerId")
+
+    def prepare(self, cluster: Cluster, topic: str, partitions: list[int], deadline: Deadline) -> None:
+        """Called before batches go to ``partitions``; a transactional producer adds them to its
+        transaction here (AddPartitionsToTxn). Nothing to do for an idempotent one."""
 
 
 @dataclass
@@ -211,6 +221,7 @@ def _round(
     failure: BaseException | None = None
     if idempotent:
         state.ensure(cluster, d)
+        state.prepare(cluster, topic, [p for p, cs in pending.items() if cs], d)
     by_leader: dict[int, list[_Chunk]] = defaultdict(list)
     for p, cs in pending.items():
         if not cs:
@@ -231,7 +242,7 @@ def _round(
     sent: list[tuple[PendingResponse | None, list[_Chunk], BrokerConnection | None]] = []
     for leader, heads in by_leader.items():
         req = ProduceRequest(
-            transactional_id=None,
+            transactional_id=state.transactional_id,
             acks=acks,
             timeout_ms=broker_timeout,
             topic_data=[
@@ -247,7 +258,10 @@ def _round(
             conn = cluster.connection(leader, d)
             # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name:
             # stay at v12, which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID).
-            version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), 12)
+            # In a transaction, v12+ would tell the coordinator we speak transaction version 2 (KIP-890 part 2,
+            # partitions added implicitly); the transaction manager speaks version 1: stay at v11.
+            cap = 12 if state.transactional_id is None else 11
+            version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), cap)
             sent.append((conn.send(req, version, expect_response=acks != 0, deadline=d), heads, conn))
         except Exception as e:
             if not is_retriable(e):
@@ -291,8 +305,10 @@ def _round(
                 pending[c.partition].pop(0)
                 continue
             c.error = err
-            if idempotent and isinstance(
-                err, (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError)
+            if (
+                idempotent
+                and state.transactional_id is None  # in a transaction these abort it (transaction.py)
+                and isinstance(err, (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError))
             ):
                 # The broker lost (or never had) our producer state, e.g. after a crash that lost its
                 # tail: take a new producer id and renumber everything not yet acknowledged (the Java
@@ -390,6 +406,7 @@ def _encode_chunk(
         producer_id=pid,
         producer_epoch=epoch,
         base_sequence=seq,
+        transactional=state.transactional_id is not None,
     )
 
 

@@ -12,13 +12,28 @@ Nothing is dropped silently: records leave the buffer only once ``produce()`` re
 were not acknowledged (values, keys, headers, timestamps per partition) back to the application to
 send again. Any other exception (an interrupt, an authorization error) leaves them in the buffer, and
 the next ``flush()`` tries them again.
+
+Transactions (KIP-98): with ``transactional_id`` the producer writes inside transactions that readers with
+``isolation="read_committed"`` see whole or not at all::
+
+    producer = Producer(bootstrap, transactional_id="orders-1")
+    producer.init_transactions()          # fences older instances with this id, aborts their transaction
+    with producer.transaction():          # commit_transaction() on success, abort_transaction() on error
+        producer.send("out", b"v")
+        producer.send_offsets_to_transaction({("in", 0): 42}, consumer.group_metadata())
+
+Errors follow the Java client (:mod:`kafkawire.client.transaction`): ``ProducerFencedError`` and other
+fatal errors leave the producer only closable; an abortable error (a refused batch, a zombie consumer's
+offsets) must be followed by ``abort_transaction()``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +42,14 @@ import numpy as np
 from ..records import check_record_arguments
 from .client import Client
 from .errors import ProduceFailedError
+from .transaction import GroupMetadata, TransactionManager, TransactionState
 from .types import ProduceResult, UnacknowledgedRecords
 
 __all__ = ["Producer"]
+
+_IN_TXN = TransactionState.IN_TRANSACTION
+
+log = logging.getLogger("kafkawire.producer")
 
 
 @dataclass
@@ -60,6 +80,10 @@ class Producer:
     ``compression``, ``acks``: as in :meth:`Client.produce`; ``delivery_timeout_ms`` bounds each
     write, retries included (default: the client's ``retry_timeout_ms``). Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
+
+    ``transactional_id`` makes the producer transactional (see the module docstring); its transactions
+    time out on the coordinator after ``transaction_timeout_ms`` (the broker's
+    ``transaction.max.timeout.ms`` caps it). ``acks`` must then be -1.
     """
 
     def __init__(
@@ -73,8 +97,12 @@ class Producer:
         compression: str | None = None,
         acks: int = -1,
         delivery_timeout_ms: float | None = None,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60_000,
         **client_options: Any,
     ) -> None:
+        if transactional_id is not None and acks != -1:
+            raise ValueError(f"a transactional producer needs acks=-1, not {acks!r}")
         if client is None:
             if bootstrap_servers is None:
                 raise ValueError("give bootstrap_servers or client")
@@ -92,6 +120,10 @@ class Producer:
         self._buffers: dict[str, _Buffer] = {}
         self._lock = threading.RLock()
         self._closed = False
+        #: The transaction state of a transactional producer (None otherwise).
+        self.transaction_manager: TransactionManager | None = (
+            None if transactional_id is None else TransactionManager(transactional_id, transaction_timeout_ms)
+        )
 
     def send(
         self,
@@ -112,6 +144,8 @@ class Producer:
         with self._lock:
             if self._closed:
                 raise RuntimeError("producer is closed")
+            if self.transaction_manager is not None:
+                self.transaction_manager.require(_IN_TXN, what="send")
             buf = self._buffers.get(topic)
             if buf is None:
                 buf = self._buffers[topic] = _Buffer(since=time.monotonic())
@@ -165,9 +199,14 @@ class Producer:
                             acks=self.acks,
                             compression=self.compression,
                             timeout_ms=self.delivery_timeout_ms,
+                            producer_state=self.transaction_manager,
                         )
                     )
                 except ProduceFailedError as e:
+                    if self.transaction_manager is not None:
+                        fatal = self.transaction_manager.fail_produce(e)
+                        if fatal is not e:  # fenced: nothing more may be written
+                            raise fatal from e
                     failures.append((rows, e))
                 done += rows
         finally:
@@ -203,16 +242,106 @@ class Producer:
         return sum(len(b.values) for b in self._buffers.values())
 
     def close(self) -> None:
-        """Flush, then close the client if this producer created it."""
+        """Flush, then close the client if this producer created it. A transactional producer aborts
+        the transaction it is in instead of flushing into it."""
         with self._lock:
             if self._closed:
                 return
             try:
-                self.flush()
+                txn = self.transaction_manager
+                if txn is None:
+                    self.flush()
+                elif txn.in_transaction:
+                    try:
+                        self.abort_transaction()
+                    except Exception as e:  # the coordinator aborts it after transaction_timeout_ms anyway
+                        log.warning("abort_transaction on close failed: %s", e)
             finally:
                 self._closed = True
                 if self._own_client:
                     self.client.close()
+
+    # ---------------------------------------------------------------------------- transactions
+    def _txn(self, what: str) -> TransactionManager:
+        if self.transaction_manager is None:
+            raise RuntimeError(f"{what}: the producer has no transactional_id")
+        if self._closed:
+            raise RuntimeError("producer is closed")
+        return self.transaction_manager
+
+    def init_transactions(self, *, timeout_ms: float | None = None) -> None:
+        """Register the transactional id with its coordinator (InitProducerId): older producers with
+        the same id are fenced and a transaction they left open is aborted. Call once, first."""
+        with self._lock:
+            txn = self._txn("init_transactions")
+            cluster = self.client.cluster
+            with cluster.lock:
+                txn.init(cluster, self.client.deadline(timeout_ms))
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: what is sent until commit or abort belongs to it."""
+        with self._lock:
+            self._txn("begin_transaction").begin()
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[Any, int | tuple[int, str | None]],
+        group_metadata: GroupMetadata | str,
+        *,
+        timeout_ms: float | None = None,
+    ) -> None:
+        """Commit a consumer group's offsets as part of the transaction (consume-transform-produce).
+
+        ``offsets``: ``{(topic, partition) or TopicPartition: next offset to read}``.
+        ``group_metadata``: the consumer's :meth:`Consumer.group_metadata` (KIP-447: the coordinator
+        refuses offsets from a member of an old generation), or just a group id."""
+        with self._lock:
+            txn = self._txn("send_offsets_to_transaction")
+            group = group_metadata if isinstance(group_metadata, GroupMetadata) else GroupMetadata(group_metadata)
+            normalised = {(str(tp[0]), int(tp[1])): v for tp, v in offsets.items()}
+            cluster = self.client.cluster
+            with cluster.lock:
+                txn.send_offsets(cluster, normalised, group, self.client.deadline(timeout_ms))
+
+    def commit_transaction(self, *, timeout_ms: float | None = None) -> None:
+        """Flush what is buffered, then commit the transaction (EndTxn). A failed flush makes the
+        transaction abortable: the error is raised and :meth:`abort_transaction` must follow. A commit
+        that timed out may be called again."""
+        with self._lock:
+            txn = self._txn("commit_transaction")
+            txn.require(_IN_TXN, TransactionState.COMMITTING, what="commit_transaction")
+            try:
+                self.flush()
+            except ProduceFailedError as e:
+                txn.fail_produce(e)
+                raise
+            cluster = self.client.cluster
+            with cluster.lock:
+                txn.end(cluster, True, self.client.deadline(timeout_ms))
+
+    def abort_transaction(self, *, timeout_ms: float | None = None) -> None:
+        """Abort the transaction: buffered records are dropped, written ones stay invisible to
+        read_committed readers, offsets sent to the transaction are not committed."""
+        with self._lock:
+            txn = self._txn("abort_transaction")
+            self._buffers.clear()
+            cluster = self.client.cluster
+            with cluster.lock:
+                txn.end(cluster, False, self.client.deadline(timeout_ms))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Producer]:
+        """``with producer.transaction(): ...`` begins a transaction, commits it when the block ends
+        normally and aborts it when the block raises (the exception propagates)."""
+        self.begin_transaction()
+        try:
+            yield self
+        except BaseException:
+            txn = self.transaction_manager
+            if txn is not None and txn.state is not TransactionState.FATAL_ERROR:
+                self.abort_transaction()
+            raise
+        self.commit_transaction()
 
     def __enter__(self) -> Producer:
         return self

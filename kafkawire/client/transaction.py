@@ -1,0 +1,466 @@
+"""Transactions (KIP-98): the transactional producer's state machine and its requests to the coordinator.
+
+A :class:`TransactionManager` is the :class:`~kafkawire.client.produce.ProducerState` of a producer with a
+``transactional.id``: besides the producer id, epoch and sequence numbers it holds the transaction's
+state and the partitions and consumer groups already added to it. The produce path calls
+:meth:`TransactionManager.prepare` before the first batch to a partition (AddPartitionsToTxn), sends the
+``transactional_id`` in every ProduceRequest and sets the transactional bit of every batch.
+
+This is the classic protocol (transaction version 1, as the Java client speaks it to brokers without
+KIP-890 part 2): AddPartitionsToTxn <= v3 (v4+ is broker-to-broker), Produce <= v11, TxnOffsetCommit <= v4
+and EndTxn <= v4, because higher versions of those tell the coordinator that the client speaks
+transaction version 2, where the partitions and groups are added implicitly and every EndTxn bumps the
+epoch. Apache Kafka 4.x still serves version-1 clients.
+
+Errors follow the Java client's ``TransactionManager``:
+
+* retried until the call's deadline: ``NOT_COORDINATOR`` and ``COORDINATOR_NOT_AVAILABLE`` (the coordinator
+  is looked up again), ``COORDINATOR_LOAD_IN_PROGRESS``, ``CONCURRENT_TRANSACTIONS`` (the previous
+  transaction of this id is still being completed), and every other error the broker marks retriable;
+* *fatal* (the producer can only be closed): ``PRODUCER_FENCED`` and ``INVALID_PRODUCER_EPOCH`` (raised as
+  :class:`~kafkawire.protocol.errors.ProducerFencedError`: a newer instance with the same transactional
+  id called ``init_transactions``), ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``, ``INVALID_TXN_STATE``,
+  ``UNSUPPORTED_VERSION``, ``TRANSACTION_COORDINATOR_FENCED``;
+* *abortable* (the application must call ``abort_transaction()``, then may begin a new one): everything
+  else, e.g. ``TRANSACTION_ABORTABLE``, topic or group authorization failures, a record batch the broker
+  refused, the consumer group's ``ILLEGAL_GENERATION`` / ``UNKNOWN_MEMBER_ID`` (KIP-447: a zombie member
+  must not commit). ``UNKNOWN_PRODUCER_ID`` and ``OUT_OF_ORDER_SEQUENCE_NUMBER`` are abortable too: after
+  the abort the producer bumps its epoch with InitProducerId v3+ (KIP-360) so its sequence numbers start
+  afresh.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    FindCoordinatorRequest,
+    InitProducerIdRequest,
+    TxnOffsetCommitRequest,
+)
+from ..protocol.errors import (
+    BrokerError,
+    CoordinatorNotAvailableError,
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
+    NotCoordinatorError,
+    OutOfOrderSequenceNumberError,
+    ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
+    TransactionCoordinatorFencedError,
+    UnknownProducerIdError,
+    UnsupportedVersionError,
+)
+from .cluster import Cluster, broker_error
+from .connection import BrokerConnection
+from .deadline import Deadline
+from .errors import KafkaClientError
+from .produce import ProducerState
+from .types import BrokerMetadata
+
+__all__ = ["GroupMetadata", "TransactionManager", "TransactionState", "TransactionError", "FATAL_ERRORS"]
+
+log = logging.getLogger("kafkawire.client.transaction")
+
+#: Broker errors after which a transactional producer can only be closed (Java: fatal errors).
+FATAL_ERRORS: tuple[type[BrokerError], ...] = (
+    ProducerFencedError,
+    InvalidProducerEpochError,
+    TransactionalIdAuthorizationFailedError,
+    InvalidTxnStateError,
+    UnsupportedVersionError,
+    TransactionCoordinatorFencedError,
+)
+#: Errors meaning this producer's epoch is stale: a newer instance with the same id took over.
+_FENCED = (ProducerFencedError, InvalidProducerEpochError)
+#: Errors after which the producer's sequence numbers are unusable: bump the epoch after the abort (KIP-360).
+_NEEDS_BUMP = (UnknownProducerIdError, OutOfOrderSequenceNumberError)
+
+# Highest versions a transaction-version-1 client sends (see the module docstring).
+ADD_PARTITIONS_MAX = 3
+TXN_OFFSET_COMMIT_MAX = 4
+END_TXN_MAX = 4
+PRODUCE_MAX = 11
+
+
+class TransactionState(enum.Enum):
+    """The states of the Java client's ``TransactionManager`` that the application can observe."""
+
+    UNINITIALIZED = "uninitialized"
+    READY = "ready"
+    IN_TRANSACTION = "in transaction"
+    COMMITTING = "committing"
+    ABORTING = "aborting"
+    ABORTABLE_ERROR = "abortable error"
+    FATAL_ERROR = "fatal error"
+
+
+class TransactionError(KafkaClientError):
+    """A transactional call made in a state that does not allow it (Java's ``IllegalStateException``),
+    or an abortable failure of the current transaction (``abortable`` True: call ``abort_transaction()``)."""
+
+    retriable = False
+
+    def __init__(self, message: str, abortable: bool = False) -> None:
+        super().__init__(message)
+        self.abortable = abortable
+
+
+@dataclass(frozen=True)
+class GroupMetadata:
+    """What a consumer-group member hands to :meth:`Producer.send_offsets_to_transaction` (KIP-447): the
+    coordinator refuses the offsets of a member that is no longer part of ``generation_id``."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
+def _retry_coordinator_errors(err: BaseException) -> bool:
+    return isinstance(err, (NotCoordinatorError, CoordinatorNotAvailableError))
+
+
+class TransactionManager(ProducerState):
+    """Producer id, epoch, sequence numbers and transaction state of one ``transactional_id``.
+
+    Every method that talks to a broker takes the :class:`Cluster` and the call's :class:`Deadline`;
+    the caller holds ``cluster.lock``. Not thread-safe on its own (the producer serialises calls).
+    """
+
+    def __init__(self, transactional_id: str, transaction_timeout_ms: int = 60_000) -> None:
+        super().__init__()
+        if not transactional_id:
+            raise ValueError("transactional_id must be a non-empty string")
+        self.transactional_id: str | None = transactional_id
+        self.transaction_timeout_ms = int(transaction_timeout_ms)
+        self.state = TransactionState.UNINITIALIZED
+        self.partitions: set[tuple[str, int]] = set()
+        self.groups: set[str] = set()
+        self.last_error: BaseException | None = None
+        self._coordinator_node: int | None = None
+        self._bump_epoch = False
+
+    # ------------------------------------------------------------------------------- state checks
+    def _raise_if_failed(self) -> None:
+        if self.state is TransactionState.FATAL_ERROR:
+            assert self.last_error is not None
+            raise self.last_error
+        if self.state is TransactionState.ABORTABLE_ERROR:
+            err = TransactionError(
+                f"transaction of {self.transactional_id!r} failed and must be aborted: {self.last_error}",
+                abortable=True,
+            )
+            raise err from self.last_error
+
+    def require(self, *states: TransactionState, what: str) -> None:
+        """Raise unless in one of ``states`` (the fatal or abortable error when that is the state)."""
+        if self.state in states:
+            return
+        self._raise_if_failed()
+        if self.state is TransactionState.UNINITIALIZED:
+            raise TransactionError(f"{what}: call init_transactions() first")
+        raise TransactionError(f"{what}: not allowed while the producer is {self.state.value}")
+
+    @property
+    def in_transaction(self) -> bool:
+        """True between ``begin_transaction()`` and the end of its commit or abort."""
+        return self.state in (
+            TransactionState.IN_TRANSACTION,
+            TransactionState.COMMITTING,
+            TransactionState.ABORTING,
+            TransactionState.ABORTABLE_ERROR,
+        )
+
+    def fail(self, error: BaseException) -> BaseException:
+        """Record ``error`` (fatal or abortable, per the module docstring) and return what to raise."""
+        if self.state is TransactionState.FATAL_ERROR:
+            return self.last_error or error
+        if isinstance(error, _FENCED):
+            if not isinstance(error, ProducerFencedError):
+                fenced = ProducerFencedError(
+                    f"producer {self.producer_id} epoch {self.producer_epoch} of {self.transactional_id!r} was "
+                    f"fenced by a newer instance ({error})"
+                )
+                fenced.__cause__ = error
+                error = fenced
+            self.state = TransactionState.FATAL_ERROR
+        elif isinstance(error, FATAL_ERRORS):
+            self.state = TransactionState.FATAL_ERROR
+        else:
+            if isinstance(error, _NEEDS_BUMP):
+                self._bump_epoch = True
+            if self.state is not TransactionState.UNINITIALIZED:
+                self.state = TransactionState.ABORTABLE_ERROR
+        self.last_error = error
+        log.warning("transactional id %r: %s (%s)", self.transactional_id, self.state.value, error)
+        return error
+
+    def fail_produce(self, error: BaseException) -> BaseException:
+        """A produce call of the transaction failed: the broker's own error per partition decides (a fenced
+        epoch is fatal), anything else makes the transaction abortable. Returns what to raise."""
+        causes = list(getattr(error, "errors", {}).values())
+        for cause in causes:
+            if isinstance(cause, FATAL_ERRORS):
+                out = self.fail(cause)
+                out.__context__ = error
+                return out
+        for cause in causes:
+            if isinstance(cause, _NEEDS_BUMP):
+                self._bump_epoch = True
+        self.fail(error)
+        return error
+
+    # ------------------------------------------------------------------- ProducerState interface
+    def ensure(self, cluster: Cluster, deadline: Deadline, refresh: bool = False) -> None:
+        """The produce path's hook: a transactional producer gets its id from :meth:`init` only."""
+        if refresh or self.producer_id < 0:
+            self.require(TransactionState.IN_TRANSACTION, what="send")
+
+    def reset(self) -> None:
+        """A produce call failed with records in doubt: their sequence numbers may be out of step, so
+        the epoch is bumped after the abort (KIP-360) instead of forgetting the producer id."""
+        self._bump_epoch = True
+
+    def prepare(self, cluster: Cluster, topic: str, partitions: Iterable[int], deadline: Deadline) -> None:
+        """Add ``topic``'s ``partitions`` to the transaction before the first batch goes to them."""
+        self.require(TransactionState.IN_TRANSACTION, what="send")
+        new = sorted({int(p) for p in partitions} - {p for t, p in self.partitions if t == topic})
+        if new:
+            self._add_partitions(cluster, topic, new, deadline)
+
+    # ------------------------------------------------------------------------------ coordinator
+    def _coordinator(self, cluster: Cluster, deadline: Deadline) -> BrokerConnection:
+        """The transaction coordinator of this id (FindCoordinator with key_type 1, KIP-98)."""
+        node = self._coordinator_node
+        if node is None or node not in cluster.brokers:
+            conn = cluster.any_connection(deadline)
+            version = conn.version_for(FindCoordinatorRequest, 1)
+            tid = self.transactional_id
+            if version >= 4:
+                req = FindCoordinatorRequest(key_type=1, coordinator_keys=[tid])
+            else:
+                req = FindCoordinatorRequest(key=tid, key_type=1)
+            resp = conn.request(req, version, deadline=deadline)
+            if version >= 4:
+                c = resp.coordinators[0]
+                code, msg, node, host, port = c.error_code, c.error_message, c.node_id, c.host, c.port
+            else:
+                code, msg = resp.error_code, getattr(resp, "error_message", None)
+                node, host, port = resp.node_id, resp.host, resp.port
+            err = broker_error(code, msg, f"find transaction coordinator of {tid!r}")
+            if err is not None:
+                raise err
+            if node not in cluster.brokers:
+                cluster.brokers[node] = BrokerMetadata(node, host, port)
+            log.debug("transaction coordinator of %r is node %s (%s:%s)", tid, node, host, port)
+            self._coordinator_node = node
+        try:
+            return cluster.connection(node, deadline)
+        except Exception:
+            self._coordinator_node = None
+            raise
+
+    def _check(self, code: int, what: str, message: str | None = None) -> None:
+        """Raise the broker's error for ``code``: retriable ones as they are (the retry loop tries again,
+        after a new coordinator lookup for NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE); others after
+        moving to the fatal or abortable state."""
+        err = broker_error(code, message, f"{what} of {self.transactional_id!r}")
+        if err is None:
+            return
+        if _retry_coordinator_errors(err):
+            self._coordinator_node = None
+        if err.retriable:
+            raise err
+        raise self.fail(err)
+
+    def _call(self, cluster: Cluster, deadline: Deadline, attempt: Any, what: str) -> Any:
+        def before_retry(d: Deadline, e: BaseException) -> None:
+            if isinstance(e, (ConnectionError, OSError)) or getattr(e, "retriable", False):
+                # A broken connection or a moved coordinator: look it up again on the next attempt.
+                if not isinstance(e, BrokerError) or _retry_coordinator_errors(e):
+                    self._coordinator_node = None
+
+        return cluster.call(deadline, attempt, what=f"{what} of {self.transactional_id!r}", before_retry=before_retry)
+
+    # ----------------------------------------------------------------------------- the requests
+    def init(self, cluster: Cluster, deadline: Deadline) -> None:
+        """InitProducerId with the transactional id: fences older instances, completes (aborts) their
+        open transaction, and gives this producer its id and epoch."""
+        if self.state is TransactionState.FATAL_ERROR:
+            self._raise_if_failed()
+        if self.state not in (TransactionState.UNINITIALIZED, TransactionState.READY):
+            raise TransactionError(f"init_transactions: not allowed while the producer is {self.state.value}")
+        self._init_producer_id(cluster, deadline, bump=False)
+        self.state = TransactionState.READY
+
+    def _init_producer_id(self, cluster: Cluster, deadline: Deadline, bump: bool) -> None:
+        def attempt(d: Deadline) -> None:
+            conn = self._coordinator(cluster, d)
+            version = conn.version_for(InitProducerIdRequest)
+            req = InitProducerIdRequest(
+                transactional_id=self.transactional_id, transaction_timeout_ms=self.transaction_timeout_ms
+            )
+            if bump and version >= 3 and self.producer_id >= 0:
+                # KIP-360: the current id and epoch let the coordinator bump the epoch instead of fencing us.
+                req.producer_id, req.producer_epoch = self.producer_id, self.producer_epoch
+            resp = conn.request(req, version, deadline=d)
+            self._check(resp.error_code, "InitProducerId")
+            self.producer_id, self.producer_epoch = resp.producer_id, resp.producer_epoch
+            self.sequences.clear()
+            log.info(
+                "transactional id %r: producer id %d epoch %d",
+                self.transactional_id,
+                self.producer_id,
+                self.producer_epoch,
+            )
+
+        self._call(cluster, deadline, attempt, "InitProducerId")
+        self._bump_epoch = False
+
+    def begin(self) -> None:
+        """Start a transaction (no request: the coordinator learns of it with the first partition)."""
+        self.require(TransactionState.READY, what="begin_transaction")
+        self.partitions.clear()
+        self.groups.clear()
+        self.state = TransactionState.IN_TRANSACTION
+
+    def _add_partitions(self, cluster: Cluster, topic: str, partitions: list[int], deadline: Deadline) -> None:
+        def attempt(d: Deadline) -> None:
+            conn = self._coordinator(cluster, d)
+            version = min(conn.version_for(AddPartitionsToTxnRequest), ADD_PARTITIONS_MAX)
+            topics = [AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
+            req = AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id=self.transactional_id,
+                v3_and_below_producer_id=self.producer_id,
+                v3_and_below_producer_epoch=self.producer_epoch,
+                v3_and_below_topics=topics,
+            )
+            resp = conn.request(req, version, deadline=d)
+            codes = [
+                r.partition_error_code
+                for t in resp.results_by_topic_v3_and_below
+                for r in t.results_by_partition
+                if r.partition_error_code not in (0, 55)  # 55 OPERATION_NOT_ATTEMPTED: another partition failed
+            ]
+            for code in sorted(set(codes), key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
+                # Non-retriable first: a fenced epoch must not hide behind a retriable error of another partition.
+                self._check(code, f"AddPartitionsToTxn {topic}{partitions}")
+
+        self._call(cluster, deadline, attempt, f"add {topic}{partitions} to the transaction")
+        self.partitions.update((topic, p) for p in partitions)
+
+    def send_offsets(
+        self,
+        cluster: Cluster,
+        offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+        group: GroupMetadata,
+        deadline: Deadline,
+    ) -> None:
+        """AddOffsetsToTxn (once per group and transaction), then TxnOffsetCommit to the group's
+        coordinator: the offsets become visible to the group when the transaction commits."""
+        self.require(TransactionState.IN_TRANSACTION, what="send_offsets_to_transaction")
+        if group.group_id not in self.groups:
+
+            def add(d: Deadline) -> None:
+                conn = self._coordinator(cluster, d)
+                req = AddOffsetsToTxnRequest(
+                    transactional_id=self.transactional_id,
+                    producer_id=self.producer_id,
+                    producer_epoch=self.producer_epoch,
+                    group_id=group.group_id,
+                )
+                resp = conn.request(req, conn.version_for(AddOffsetsToTxnRequest), deadline=d)
+                self._check(resp.error_code, f"AddOffsetsToTxn of group {group.group_id!r}")
+
+            self._call(cluster, deadline, add, f"add group {group.group_id!r} to the transaction")
+            self.groups.add(group.group_id)
+
+        by_topic: dict[str, list[Any]] = {}
+        for (topic, partition), value in sorted(offsets.items()):
+            offset, metadata = value if isinstance(value, tuple) else (value, "")
+            by_topic.setdefault(topic, []).append(
+                TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
+                    partition_index=int(partition), committed_offset=int(offset), committed_metadata=metadata
+                )
+            )
+
+        def commit(d: Deadline) -> None:
+            try:
+                conn = cluster.coordinator(group.group_id, d)
+            except Exception as e:
+                if _retry_coordinator_errors(e):
+                    cluster.forget_coordinator(group.group_id)
+                raise
+            version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
+            req = TxnOffsetCommitRequest(
+                transactional_id=self.transactional_id,
+                group_id=group.group_id,
+                producer_id=self.producer_id,
+                producer_epoch=self.producer_epoch,
+                topics=[
+                    TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
+                    for t, ps in by_topic.items()
+                ],
+            )
+            if version >= 3:  # KIP-447: the coordinator checks the member still belongs to the generation
+                req.generation_id_or_member_epoch = group.generation_id
+                req.member_id = group.member_id
+                req.group_instance_id = group.group_instance_id
+            resp = conn.request(req, version, deadline=d)
+            codes = {p.error_code for t in resp.topics for p in t.partitions if p.error_code}
+            for code in sorted(codes, key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
+                err = broker_error(code)
+                if _retry_coordinator_errors(err):
+                    cluster.forget_coordinator(group.group_id)
+                self._check(code, f"TxnOffsetCommit of group {group.group_id!r}")
+
+        self._call(cluster, deadline, commit, f"commit offsets of group {group.group_id!r} in the transaction")
+
+    def end(self, cluster: Cluster, commit: bool, deadline: Deadline) -> None:
+        """EndTxn: commit or abort. A call that ran out of time leaves the state COMMITTING / ABORTING and
+        may be repeated (the Java client's retry of ``commitTransaction``)."""
+        what = "commit_transaction" if commit else "abort_transaction"
+        if commit:
+            self.require(TransactionState.IN_TRANSACTION, TransactionState.COMMITTING, what=what)
+            self.state = TransactionState.COMMITTING
+        else:
+            if self.state is TransactionState.FATAL_ERROR:
+                self._raise_if_failed()
+            self.require(
+                TransactionState.IN_TRANSACTION,
+                TransactionState.ABORTING,
+                TransactionState.ABORTABLE_ERROR,
+                what=what,
+            )
+            self.state = TransactionState.ABORTING
+        if self.partitions or self.groups:
+            # Nothing was added: the coordinator knows no transaction, and EndTxn would be INVALID_TXN_STATE.
+
+            def attempt(d: Deadline) -> None:
+                conn = self._coordinator(cluster, d)
+                version = min(conn.version_for(EndTxnRequest), END_TXN_MAX)
+                req = EndTxnRequest(
+                    transactional_id=self.transactional_id,
+                    producer_id=self.producer_id,
+                    producer_epoch=self.producer_epoch,
+                    committed=commit,
+                )
+                resp = conn.request(req, version, deadline=d)
+                self._check(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
+
+            self._call(cluster, deadline, attempt, "commit" if commit else "abort")
+        self.partitions.clear()
+        self.groups.clear()
+        self.state = TransactionState.READY
+        if self._bump_epoch:
+            # KIP-360: sequence numbers of the aborted transaction are in doubt; a bumped epoch restarts them.
+            self._init_producer_id(cluster, deadline, bump=True)
+        log.debug("transactional id %r: %s", self.transactional_id, "committed" if commit else "aborted")
