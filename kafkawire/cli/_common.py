@@ -17,6 +17,7 @@ __all__ = [
     "make_client",
     "parse_pairs",
     "parse_start",
+    "partitions_of",
     "print_table",
 ]
 
@@ -71,6 +72,26 @@ def make_client(args: argparse.Namespace, **options: Any) -> Any:
         )
     except ValueError as e:  # malformed bootstrap string
         raise CliError(f"bad --bootstrap {bootstrap_of(args)!r}: {e}") from None
+
+
+def partitions_of(client: Any, topic: str) -> list[int]:
+    """The partition ids of ``topic``; a topic the cluster does not have is an error at once.
+
+    The client retries UNKNOWN_TOPIC_OR_PARTITION until its deadline, because right after CreateTopics a
+    broker may not know the topic yet. A command line asked about a misspelt topic should say so without
+    waiting out ``--timeout``: one Metadata request decides, and only other errors (a leader election, a
+    topic still being created) go through the client's retries.
+    """
+    from ..protocol.errors import UnknownTopicOrPartitionError
+
+    tm = client.metadata([topic]).topics.get(topic)
+    if tm is None:
+        raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+    if isinstance(tm.error, UnknownTopicOrPartitionError):
+        raise tm.error
+    if tm.error is None and tm.partitions:
+        return sorted(tm.partitions)
+    return sorted(client.partitions_for(topic))
 
 
 def parse_pairs(items: Iterable[str] | None, what: str) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._common import CliError, add_connection_args, make_client, parse_time_ms, print_table
+from ._common import CliError, add_connection_args, make_client, parse_time_ms, partitions_of, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     """Print one row per partition."""
     when = parse_time_ms(args.time) if args.time else None
     with make_client(args) as client:
-        available = client.partitions_for(args.topic)
+        available = partitions_of(client, args.topic)
         partitions = sorted(set(args.partition)) if args.partition else available
         missing = [p for p in partitions if p not in available]
         if missing:
