@@ -386,8 +386,8 @@ class Consumer:
             return {}
         self._init_positions(self._assignment, deadline)
         left_ms = deadline.remaining_ms()
-        if left_ms < 1:
-            return {}
+        if left_ms < 5:
+            return {}  # too little left for a round trip: not worth a request
         # Leave the broker room to answer before our deadline: ask it to wait at most 80% of what is left.
         wait = int(max(0, min(self.max_wait_ms, left_ms * 0.8)))
         results = self.client.fetch_many(
