@@ -27,7 +27,7 @@ from ..records import check_record_arguments, record_columns
 from . import admin as _admin
 from . import fetch as _fetch
 from . import offsets as _offsets
-from .cluster import Cluster, broker_error, parse_bootstrap
+from .cluster import Cluster, parse_bootstrap
 from .connection import BrokerConnection
 from .deadline import Deadline
 from .errors import KafkaTimeoutError
@@ -44,15 +44,11 @@ from .types import (
     ListedOffset,
     NewTopic,
     ProduceResult,
-    TopicMetadata,
 )
 
 __all__ = ["Client", "EARLIEST", "LATEST"]
 
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-
-# Kept for callers written against the 0.1 layout (consumer.py imports it).
-_error = broker_error
 
 
 class Client:
@@ -220,29 +216,13 @@ class Client:
         """The lock serialising calls; hold it while using a connection from :meth:`coordinator`."""
         return self.cluster.lock
 
-    # Kept for callers written against the 0.1 layout (the consumer until it moves to the public pieces).
+    # Kept for callers written against the 0.1 layout; use :attr:`lock` and :meth:`coordinator`.
     @property
     def _lock(self) -> Any:
         return self.cluster.lock
 
-    @property
-    def _coordinators(self) -> dict[str, int]:
-        return self.cluster.coordinators
-
-    @property
-    def _conns(self) -> dict[int, BrokerConnection]:
-        return self.cluster.conns
-
-    @property
-    def _topics(self) -> dict[str, TopicMetadata]:
-        return self.cluster.topics
-
     def _coordinator(self, group: str, refresh: bool = False) -> BrokerConnection:
         return self.coordinator(group, refresh=refresh)
-
-    def _fetch_metadata(self, topics: Sequence[str] | None, allow_auto_create: bool = False) -> ClusterMetadata:
-        with self.cluster.lock:
-            return self.cluster.fetch_metadata(topics, self.deadline(), allow_auto_create)
 
     # ------------------------------------------------------------------------------------- metadata
     def metadata(

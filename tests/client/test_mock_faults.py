@@ -35,7 +35,7 @@ def test_requests_are_routed_to_each_partitions_leader(cluster, topic_name):
         for p in range(6):
             n = int((res.partition == p).sum())
             assert [r.key for r in fetch_all(c, topic, p, 0, n)] == [k for k, q in zip(keys, res.partition) if q == p]
-        assert set(c._conns) == {1, 2, 3}  # one connection per leader
+        assert set(c.cluster.conns) == {1, 2, 3}  # one connection per leader
 
 
 def test_a_moved_leader_is_found_through_a_metadata_refresh(cluster, topic_name):
@@ -50,7 +50,7 @@ def test_a_moved_leader_is_found_through_a_metadata_refresh(cluster, topic_name)
         # refreshes its metadata and resends to the new one.
         res = c.produce(topic, [b"second"], partition=0)
         assert res.offset.tolist() == [1]
-        assert c._topics[topic].partitions[0].leader == new
+        assert c.cluster.topics[topic].partitions[0].leader == new
         assert [r.value for r in fetch_all(c, topic, 0, 0, 2)] == [b"first", b"second"]
 
 
