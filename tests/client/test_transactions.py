@@ -1,0 +1,250 @@
+"""The transactional producer against Apache Kafka's own transaction coordinator (issue 14).
+
+What read_committed readers (``Client.fetch`` and the ``Consumer``) see after commits and aborts, fencing
+of an older instance with the same transactional id, offsets sent to a transaction (committed with it,
+dropped by an abort, refused for a stale group generation: KIP-447), and the calls a state forbids.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Any
+
+import pytest
+
+from kafkawire.client import Client, Consumer, Producer
+from kafkawire.client.transaction import GroupMetadata, TransactionError, TransactionState
+from kafkawire.protocol.errors import IllegalGenerationError, ProducerFencedError
+
+_ids = itertools.count()
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{os.getpid()}-{next(_ids)}-{int(time.time() * 1000) % 100_000}"
+
+
+@pytest.fixture
+def bootstrap(kafka_broker: Any) -> str:
+    return kafka_broker.bootstrap
+
+
+@pytest.fixture
+def topic(bootstrap: str) -> str:
+    name = _name("txn")
+    with Client(bootstrap) as c:
+        c.create_topics([name], num_partitions=3)
+    return name
+
+
+def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
+    """Every value of ``topic`` read with ``Client.fetch`` under ``isolation``, up to the end offsets
+    that isolation level reports (the last stable offset for read_committed)."""
+    out: list[bytes] = []
+    ends = client.list_offsets(topic, isolation=isolation)
+    for p, listed in sorted(ends.items()):
+        offset = 0
+        deadline = time.monotonic() + 30
+        while offset < listed.offset:
+            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
+            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
+            out += [bytes(r.value) for r in cols]
+            offset = max(offset, int(cols.next_offset))
+    return out
+
+
+def _consumer_values(bootstrap: str, topic: str) -> list[bytes]:
+    """Every value of ``topic`` through a read_committed ``Consumer`` (manual assignment)."""
+    out: list[bytes] = []
+    with Client(bootstrap) as client:
+        ends = {p: lo.offset for p, lo in client.list_offsets(topic, isolation="read_committed").items()}
+        consumer = Consumer(client=client, auto_offset_reset="earliest", isolation="read_committed")
+        consumer.assign([(topic, p) for p in ends])
+        deadline = time.monotonic() + 30
+        while any(consumer.position((topic, p)) < end for p, end in ends.items()):
+            assert time.monotonic() < deadline, f"consumer stuck after {len(out)} records"
+            for _tp, cols in consumer.poll(200).items():
+                out += [bytes(r.value) for r in cols]
+        consumer.close()
+    return out
+
+
+def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, topic: str) -> None:
+    committed: list[bytes] = []
+    aborted: list[bytes] = []
+    with Producer(bootstrap, transactional_id=_name("tid"), linger_ms=60_000) as producer:
+        producer.init_transactions()
+        for n in range(6):
+            values = [f"t{n}-{i}".encode() for i in range(50)]
+            producer.begin_transaction()
+            for i, v in enumerate(values):
+                producer.send(topic, v, key=str(i).encode())  # keyed: every partition is in the transaction
+            if n % 2:
+                producer.flush()  # written to the log, then aborted: must stay invisible
+                producer.abort_transaction()
+                aborted += values
+            else:
+                producer.commit_transaction()
+                committed += values
+        assert producer.transaction_manager is not None
+        assert producer.transaction_manager.state is TransactionState.READY
+    with Client(bootstrap) as client:
+        assert sorted(_values(client, topic, "read_committed")) == sorted(committed)
+        # The aborted records are in the log: only the transaction markers hide them.
+        assert sorted(_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
+    assert sorted(_consumer_values(bootstrap, topic)) == sorted(committed)
+
+
+def test_context_manager_commits_or_aborts(bootstrap: str, topic: str) -> None:
+    with Producer(bootstrap, transactional_id=_name("tid")) as producer:
+        producer.init_transactions()
+        with producer.transaction():
+            producer.send(topic, b"kept", partition=0)
+        with pytest.raises(ZeroDivisionError):
+            with producer.transaction():
+                producer.send(topic, b"flushed-then-aborted", partition=1)
+                producer.flush()
+                producer.send(topic, b"buffered-then-aborted", partition=2)
+                1 / 0
+        with producer.transaction():
+            producer.send(topic, b"kept-too", partition=2)
+    with Client(bootstrap) as client:
+        assert sorted(_values(client, topic, "read_committed")) == [b"kept", b"kept-too"]
+        # The buffered record of the aborted transaction was dropped, never written.
+        assert b"buffered-then-aborted" not in _values(client, topic, "read_uncommitted")
+
+
+def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
+    with Producer(bootstrap, transactional_id=_name("tid")) as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        for i in range(300):
+            producer.send(topic, f"a{i}".encode(), key=f"{i}".encode())
+        producer.flush()
+        producer.abort_transaction()
+    with Client(bootstrap) as client:
+        assert _values(client, topic, "read_committed") == []
+        assert len(_values(client, topic, "read_uncommitted")) == 300
+    assert _consumer_values(bootstrap, topic) == []
+
+
+def test_fenced_producer_gets_producer_fenced_and_writes_nothing_more(bootstrap: str, topic: str) -> None:
+    tid = _name("tid")
+    old = Producer(bootstrap, transactional_id=tid)
+    old.init_transactions()
+    old.begin_transaction()
+    old.send(topic, b"old-before-fence", partition=0)
+    old.flush()
+
+    new = Producer(bootstrap, transactional_id=tid)
+    new.init_transactions()  # bumps the epoch: fences `old` and aborts its open transaction
+    assert new.transaction_manager is not None and old.transaction_manager is not None
+    assert new.transaction_manager.producer_epoch > old.transaction_manager.producer_epoch
+
+    old.send(topic, b"old-after-fence", partition=1)
+    with pytest.raises(ProducerFencedError):
+        old.commit_transaction()
+    assert old.transaction_manager.state is TransactionState.FATAL_ERROR
+    # Every later call raises the same fatal error; nothing more reaches the broker.
+    with pytest.raises(ProducerFencedError):
+        old.begin_transaction()
+    with pytest.raises(ProducerFencedError):
+        old.send(topic, b"old-later", partition=2)
+    with pytest.raises(ProducerFencedError):
+        old.abort_transaction()
+
+    with new.transaction():
+        new.send(topic, b"new", partition=0)
+    new.close()
+    old.close()
+    with Client(bootstrap) as client:
+        assert _values(client, topic, "read_committed") == [b"new"]
+        everything = _values(client, topic, "read_uncommitted")
+        assert b"old-after-fence" not in everything and b"old-later" not in everything
+        assert everything.count(b"old-before-fence") == 1  # written, then aborted by the new instance
+
+
+def test_fenced_while_sending(bootstrap: str, topic: str) -> None:
+    """The fence found by a produce request (the partition was already in the transaction)."""
+    tid = _name("tid")
+    old = Producer(bootstrap, transactional_id=tid)
+    old.init_transactions()
+    old.begin_transaction()
+    old.send(topic, b"one", partition=0)
+    old.flush()
+    Producer(bootstrap, transactional_id=tid).init_transactions()
+    old.send(topic, b"two", partition=0)
+    with pytest.raises(ProducerFencedError):
+        old.flush()
+    old.close()
+    with Client(bootstrap) as client:
+        assert b"two" not in _values(client, topic, "read_uncommitted")
+
+
+def test_offsets_sent_to_a_transaction_commit_with_it(bootstrap: str, topic: str) -> None:
+    group = _name("grp")
+    tp = (topic, 0)
+    with Producer(bootstrap, transactional_id=_name("tid")) as producer, Client(bootstrap) as client:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"x", partition=1)
+        producer.send_offsets_to_transaction({tp: 7}, GroupMetadata(group))
+        producer.abort_transaction()
+        assert client.committed(group, [tp])[tp].offset == -1  # the abort dropped them
+
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction({tp: 11}, group)  # offsets only, no records
+        producer.commit_transaction()
+        assert client.committed(group, [tp])[tp].offset == 11
+
+
+def test_offsets_of_a_stale_generation_are_refused(bootstrap: str, topic: str) -> None:
+    """KIP-447: TxnOffsetCommit carries the member's generation; a zombie's is refused, and the error is
+    abortable (abort, then the producer carries on)."""
+    group = _name("grp")
+    with Client(bootstrap) as c:
+        c.produce(topic, [b"in"], partition=0)
+    consumer = Consumer(
+        bootstrap, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False, session_timeout_ms=10_000
+    )
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + 30
+    while consumer.generation < 0:
+        assert time.monotonic() < deadline, "consumer never joined its group"
+        consumer.poll(200)
+    meta = consumer.group_metadata()
+    assert meta.group_id == group and meta.generation_id >= 1 and meta.member_id
+    stale = GroupMetadata(group, meta.generation_id + 5, meta.member_id)
+    with Producer(bootstrap, transactional_id=_name("tid")) as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        with pytest.raises(IllegalGenerationError):
+            producer.send_offsets_to_transaction({(topic, 0): 1}, stale)
+        with pytest.raises(TransactionError) as info:
+            producer.commit_transaction()
+        assert info.value.abortable
+        producer.abort_transaction()
+        with producer.transaction():
+            producer.send_offsets_to_transaction({(topic, 0): 1}, meta)
+    assert consumer.committed([(topic, 0)])[(topic, 0)] == 1
+    consumer.close()
+
+
+def test_calls_a_state_forbids(bootstrap: str, topic: str) -> None:
+    with pytest.raises(ValueError, match="acks=-1"):
+        Producer(bootstrap, transactional_id="x", acks=1)
+    with Producer(bootstrap, transactional_id=_name("tid")) as producer:
+        with pytest.raises(TransactionError, match="init_transactions"):
+            producer.begin_transaction()
+        producer.init_transactions()
+        with pytest.raises(TransactionError, match="ready"):
+            producer.send(topic, b"outside a transaction")
+        with pytest.raises(TransactionError, match="ready"):
+            producer.commit_transaction()
+        producer.begin_transaction()
+        with pytest.raises(TransactionError, match="in transaction"):
+            producer.begin_transaction()
+        producer.commit_transaction()  # empty: nothing was added, so no EndTxn either
+    with Producer(bootstrap) as plain, pytest.raises(RuntimeError, match="transactional_id"):
+        plain.begin_transaction()
