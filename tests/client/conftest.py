@@ -1,6 +1,7 @@
 """Broker fixtures for the client tests: each starts a real broker on loopback (never skipped).
 
-``noida``, ``tansu`` and ``mock_cluster`` are shared by the whole session; tests that crash or restart a
+``kafka`` (Apache Kafka, the reference: the session's ``kafka_broker``), ``noida``, ``tansu`` and
+``mock_cluster`` are shared by the whole session; tests that crash or restart a
 broker use ``noida_factory``-style fresh brokers instead so they cannot disturb the others.
 """
 
@@ -16,6 +17,12 @@ import pytest
 from kafkawire.testing import Broker, MockCluster, NoidaBroker, TansuBroker, start_broker
 
 _counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def kafka(kafka_broker: Broker) -> Broker:
+    """Apache Kafka, the reference broker (the session's ``kafka_broker``, see tests/conftest.py)."""
+    return kafka_broker
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,7 @@
 """Records written by kafkawire read back unchanged by librdkafka (confluent-kafka) and kafka-python, and
-the reverse. Also: librdkafka's murmur2 partitioner puts keys where kafkawire does."""
+the reverse. Also: librdkafka's murmur2 partitioner puts keys where kafkawire does.
+
+Each test runs against Apache Kafka (the reference) and noida-db, both shared by the session."""
 
 from __future__ import annotations
 
@@ -17,6 +19,14 @@ from kafkawire.client import Client
 pytestmark = pytest.mark.broker
 
 N = 50
+
+
+@pytest.fixture(params=["kafka", "noida"])
+def broker(request):
+    """Apache Kafka or noida-db (session brokers)."""
+    return request.getfixturevalue(request.param)
+
+
 # Recent timestamps: noida-db enforces retention.ms (7 days by default) on record timestamps about once
 # a second, even on a partition's newest data (Kafka never deletes the active segment), so records
 # stamped years ago vanish right after they are written.
@@ -72,16 +82,16 @@ def kafka_python_consume(bootstrap: str, topic: str, n: int) -> list:
 
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"], ids=lambda c: c or "none")
 @pytest.mark.parametrize("reader", ["confluent", "kafka-python"])
-def test_kafkawire_to_other_clients(noida, topic_name, codec, reader):
+def test_kafkawire_to_other_clients(broker, topic_name, codec, reader):
     topic = topic_name()
     values, keys, headers, ts = sample()
-    with Client(noida.bootstrap) as c:
+    with Client(broker.bootstrap) as c:
         c.create_topics([topic])
         c.produce(topic, values, keys=keys, headers=headers, timestamps=np.array(ts), partition=0, compression=codec)
     consume = confluent_consume if reader == "confluent" else kafka_python_consume
-    got = consume(noida.bootstrap, topic, N)
+    got = consume(broker.bootstrap, topic, N)
     if not got:  # say whether the records are there at all (a reader problem, or a broker one)
-        with Client(noida.bootstrap) as c:
+        with Client(broker.bootstrap) as c:
             there = len(fetch_all(c, topic, 0, 0, N))
         pytest.fail(f"{reader} read nothing; kafkawire reads {there} of {N} records")
     assert [g[0] for g in got] == list(range(N))
@@ -92,14 +102,14 @@ def test_kafkawire_to_other_clients(noida, topic_name, codec, reader):
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
-def test_confluent_to_kafkawire(noida, topic_name, codec):
+def test_confluent_to_kafkawire(broker, topic_name, codec):
     topic = topic_name()
     values, keys, headers, ts = sample()
-    with Client(noida.bootstrap) as c:
+    with Client(broker.bootstrap) as c:
         c.create_topics([topic])
         p = Producer(
             {
-                "bootstrap.servers": noida.bootstrap,
+                "bootstrap.servers": broker.bootstrap,
                 "compression.type": codec,
                 "linger.ms": 20,
                 "enable.idempotence": True,
@@ -117,12 +127,12 @@ def test_confluent_to_kafkawire(noida, topic_name, codec):
 
 
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"], ids=lambda c: c or "none")
-def test_kafka_python_to_kafkawire(noida, topic_name, codec):
+def test_kafka_python_to_kafkawire(broker, topic_name, codec):
     topic = topic_name()
     values, keys, headers, ts = sample(kafka_python_producer=True)
-    with Client(noida.bootstrap) as c:
+    with Client(broker.bootstrap) as c:
         c.create_topics([topic])
-        p = KafkaProducer(bootstrap_servers=noida.bootstrap, compression_type=codec, linger_ms=20)
+        p = KafkaProducer(bootstrap_servers=broker.bootstrap, compression_type=codec, linger_ms=20)
         try:
             for v, k, h, t in zip(values, keys, headers, ts):
                 p.send(topic, value=v, key=k, headers=h or [], timestamp_ms=t, partition=0)
@@ -136,15 +146,15 @@ def test_kafka_python_to_kafkawire(noida, topic_name, codec):
     assert [r.timestamp for r in got] == ts
 
 
-def test_librdkafka_murmur2_partitioner_agrees(noida, topic_name):
+def test_librdkafka_murmur2_partitioner_agrees(broker, topic_name):
     # librdkafka's "murmur2_random" is the Java client's partitioner; produce the same keys with both
     # clients into two topics and compare where each key landed.
     ours, theirs = topic_name("ours"), topic_name("theirs")
     keys = [f"customer-{i}".encode() for i in range(60)]
-    with Client(noida.bootstrap) as c:
+    with Client(broker.bootstrap) as c:
         c.create_topics({ours: 6, theirs: 6})
         res = c.produce(ours, keys, keys=keys)
-        p = Producer({"bootstrap.servers": noida.bootstrap, "partitioner": "murmur2_random"})
+        p = Producer({"bootstrap.servers": broker.bootstrap, "partitioner": "murmur2_random"})
         placed: dict[bytes, int] = {}
 
         def on_delivery(err, msg):
@@ -157,15 +167,16 @@ def test_librdkafka_murmur2_partitioner_agrees(noida, topic_name):
     assert [placed[k] for k in keys] == res.partition.tolist()
 
 
-def test_read_committed_hides_aborted_transactions(noida, topic_name):
+def test_read_committed_hides_aborted_transactions(broker, topic_name):
     # Transactions written by librdkafka: one aborted, one committed. read_committed must drop the
     # aborted batch (FetchResponse aborted_transactions) and both isolation levels skip the control
-    # records. noida-db only: librdkafka's mock answers read_committed Fetches with an empty
-    # aborted_transactions list (and writes its transaction markers with a zero CRC).
+    # records. Kafka and noida-db only: librdkafka's mock answers read_committed Fetches with an empty
+    # aborted_transactions list (and writes its transaction markers with a zero CRC), and Tansu shows
+    # aborted records to read_committed readers.
     topic = topic_name()
-    with Client(noida.bootstrap) as c:
+    with Client(broker.bootstrap) as c:
         c.create_topics([topic])
-        p = Producer({"bootstrap.servers": noida.bootstrap, "transactional.id": f"tx-{topic}"})
+        p = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"tx-{topic}"})
         p.init_transactions(30)
         p.begin_transaction()
         p.produce(topic, value=b"aborted-1", partition=0)
@@ -175,7 +186,14 @@ def test_read_committed_hides_aborted_transactions(noida, topic_name):
         p.begin_transaction()
         p.produce(topic, value=b"committed", partition=0)
         p.commit_transaction(30)
-        res = c.fetch_many({(topic, 0): 0}, isolation="read_committed")[(topic, 0)]
+        # Kafka's EndTxn returns once the coordinator has logged the decision; it writes the markers to
+        # the partition afterwards (KIP-98), so the commit marker and the stable offset can lag a moment.
+        deadline = time.monotonic() + 30
+        while True:
+            res = c.fetch_many({(topic, 0): 0}, isolation="read_committed")[(topic, 0)]
+            if res.last_stable_offset >= 5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         end = res.high_watermark
         assert end == 5  # two data batches, one of 2 records and one of 1, plus two control records
         assert res.last_stable_offset == 5
