@@ -36,6 +36,8 @@ from .maven import MavenError, classpath, resolve
 __all__ = [
     "DEFAULT_KAFKA_VERSION",
     "LEGACY_KAFKA_VERSION",
+    "OAUTH_AUDIENCE",
+    "OAUTH_ISSUER",
     "SASL_MECHANISMS",
     "ApacheKafkaBroker",
     "java_binary",
@@ -73,8 +75,18 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 #: oldest request versions, which Kafka 4 removed (KIP-896). The legacy tests run against it.
 LEGACY_KAFKA_VERSION = "3.9.2"
 
-#: The SASL mechanisms a test broker can enable (GSSAPI and OAUTHBEARER need servers of their own).
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+#: The SASL mechanisms a test broker can enable (GSSAPI needs a KDC). OAUTHBEARER tokens are checked by
+#: Kafka's unsecured validator (unsigned JWTs), or against ``oauth_jwks_file`` when given (KIP-768).
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+
+#: The ``aud`` claim a broker with ``oauth_jwks_file`` expects in OAUTHBEARER tokens.
+OAUTH_AUDIENCE = "kafkawire-test"
+#: The ``iss`` claim it expects.
+OAUTH_ISSUER = "https://idp.kafkawire.test"
+
+# KIP-768's validator; in Kafka 4 a JWKS URL must also be listed in this system property (CVE-2025-27817).
+_OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+_OAUTH_ALLOWED_URLS = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
 
 #: The user a SASL broker gets when ``users`` is not given.
 DEFAULT_USERS = {"kafkawire": "kafkawire-secret"}
@@ -178,6 +190,11 @@ class ApacheKafkaBroker(SubprocessBroker):
     live in the listener's JAAS configuration, SCRAM credentials are written into the metadata log when
     the storage is formatted (``kafka-storage format --add-scram``, KIP-900), as Kafka documents for KRaft.
     The PLAINTEXT listener always stays: the readiness probe and the controller use it.
+
+    OAUTHBEARER in ``sasl_mechanisms``: unsigned JWTs pass Kafka's unsecured validator, unless
+    ``oauth_jwks_file`` (a JWKS file) is given: then the listeners in ``oauth_secured_protocols`` check
+    signatures with KIP-768's ``OAuthBearerValidatorCallbackHandler``. ``client_auth=True`` (with ``tls``)
+    adds a listener ``MTLS`` (SSL, ``ssl.client.auth=required``, trusting the broker's CA).
     """
 
     kind = "kafka"
@@ -195,10 +212,19 @@ class ApacheKafkaBroker(SubprocessBroker):
         tls: bool = False,
         sasl_mechanisms: Sequence[str] = (),
         users: Mapping[str, str] | None = None,
+        oauth_jwks_file: str | Path | None = None,
+        oauth_secured_protocols: Sequence[str] = ("SASL_PLAINTEXT", "SASL_SSL"),
+        client_auth: bool = False,
         startup_timeout: float = 120.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout, **kwargs)
+        #: OAUTHBEARER tokens must be signed by a key of this JWKS file (None: unsigned tokens pass).
+        self.oauth_jwks_file = None if oauth_jwks_file is None else Path(oauth_jwks_file).resolve()
+        #: The SASL listeners whose OAUTHBEARER tokens are checked against ``oauth_jwks_file``.
+        self.oauth_secured_protocols = tuple(p.upper() for p in oauth_secured_protocols)
+        if client_auth and not tls:
+            raise ValueError("client_auth=True needs tls=True")
         self.version = kafka_version(version)
         self.tls = bool(tls)
         self.sasl_mechanisms = tuple(m.upper() for m in sasl_mechanisms)
@@ -216,6 +242,10 @@ class ApacheKafkaBroker(SubprocessBroker):
             self.security_protocols.append("SASL_PLAINTEXT")
             if self.tls:
                 self.security_protocols.append("SASL_SSL")
+        if client_auth:
+            # A listener named MTLS speaking SSL that requires a client certificate signed by the test CA
+            # (make one with tls.make_client_keystore); bootstrap_for("MTLS") names it.
+            self.security_protocols.append("MTLS")
         #: Port of each listener other than PLAINTEXT (which is ``port``).
         self.listener_ports: dict[str, int] = {}
         self._certificates: Any = None
@@ -240,6 +270,14 @@ class ApacheKafkaBroker(SubprocessBroker):
             raise RuntimeError("this broker has no TLS listener (start it with tls=True)")
         return Path(self._certificates.ca_file)
 
+    @property
+    def certificates(self) -> Any:
+        """The broker's :class:`~.tls.BrokerCertificates` (``tls=True`` only): the CA signs client certificates
+        too (:func:`~.tls.make_client_keystore`)."""
+        if self._certificates is None:
+            raise RuntimeError("this broker has no TLS listener (start it with tls=True)")
+        return self._certificates
+
     def bootstrap_for(self, security_protocol: str) -> str:
         """``host:port`` of the listener speaking ``security_protocol`` (``PLAINTEXT``, ``SSL``, ``SASL_...``)."""
         protocol = security_protocol.upper()
@@ -257,7 +295,9 @@ class ApacheKafkaBroker(SubprocessBroker):
         props = {
             "listeners": f"{served},CONTROLLER://{self.host}:{self.controller_port}",
             "advertised.listeners": served,
-            "listener.security.protocol.map": ",".join(f"{p}:{p}" for p in self.security_protocols)
+            "listener.security.protocol.map": ",".join(
+                f"{p}:{'SSL' if p == 'MTLS' else p}" for p in self.security_protocols
+            )
             + ",CONTROLLER:PLAINTEXT",
         }
         if self._certificates is not None:
@@ -270,13 +310,29 @@ class ApacheKafkaBroker(SubprocessBroker):
                 "ssl.key.password": certs.password,
                 "ssl.client.auth": "none",
             })
+            if "MTLS" in self.security_protocols:
+                props.update({
+                    "listener.name.mtls.ssl.client.auth": "required",
+                    "listener.name.mtls.ssl.truststore.type": "PEM",
+                    "listener.name.mtls.ssl.truststore.location": str(certs.ca_file),
+                })
         for protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
             if protocol not in self.security_protocols:
                 continue
             prefix = f"listener.name.{protocol.lower()}"
             props[f"{prefix}.sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
             for mechanism in self.sasl_mechanisms:
-                if mechanism == "PLAIN":
+                if mechanism == "OAUTHBEARER":
+                    # The broker's own login needs a subject; clients' tokens go to the validator.
+                    module = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                              'unsecuredLoginStringClaim_sub="broker";')
+                    if self.oauth_jwks_file is not None and protocol in self.oauth_secured_protocols:
+                        props[f"{prefix}.oauthbearer.sasl.server.callback.handler.class"] = _OAUTH_VALIDATOR
+                        props["sasl.oauthbearer.jwks.endpoint.url"] = self.oauth_jwks_file.as_uri()
+                        # Kafka 4.4 refuses to start a validator that would not check "aud" and "iss".
+                        props["sasl.oauthbearer.expected.audience"] = OAUTH_AUDIENCE
+                        props["sasl.oauthbearer.expected.issuer"] = OAUTH_ISSUER
+                elif mechanism == "PLAIN":
                     # PlainLoginModule's user_<name>="<password>" options are the PLAIN user database.
                     entries = " ".join(f'user_{name}="{pw}"' for name, pw in self.users.items())
                     module = f"org.apache.kafka.common.security.plain.PlainLoginModule required {entries};"
@@ -330,8 +386,12 @@ class ApacheKafkaBroker(SubprocessBroker):
             log = f"-Dlog4j2.configurationFile=file:{self.log_dir / 'log4j2.properties'}"
         else:
             log = f"-Dlog4j.configuration=file:{self.log_dir / 'log4j.properties'}"
+        extra = []
+        if self.oauth_jwks_file is not None:
+            extra.append(f"-D{_OAUTH_ALLOWED_URLS}={self.oauth_jwks_file.as_uri()}")
         return [
             java_binary(),
+            *extra,
             f"-Xmx{self.heap}",
             "-Xss1m",
             "-XX:+UseG1GC",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .brokers import BrokerStartError
 
-__all__ = ["BrokerCertificates", "make_broker_certificates"]
+__all__ = ["BrokerCertificates", "make_broker_certificates", "make_client_keystore"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,32 @@ def make_broker_certificates(directory: Path, *, days: int = 7) -> BrokerCertifi
             raise BrokerStartError(f"keytool {step[0]} failed ({res.returncode}): {(res.stdout + res.stderr)[-2000:]}")
     pw_file.write_text(password)
     return BrokerCertificates(ca_file, keystore, password)
+
+
+def make_client_keystore(certificates: BrokerCertificates, path: Path, *, name: str = "client",
+                         password: str | None = None, days: int = 7) -> tuple[Path, str]:
+    """A PKCS#12 keystore at ``path`` with a key and a certificate ``CN=<name>`` signed by the broker's CA.
+
+    For a broker started with ``client_auth=True`` (its ``MTLS`` listener requires a client certificate).
+    Returns ``(path, password)``.
+    """
+    password = password or secrets.token_hex(12)
+    ca_store = Path(certificates.keystore).parent / "ca.p12"
+    csr, signed = path.with_suffix(".csr"), path.with_suffix(".signed.pem")
+    tool = _keytool()
+    mine = ["-keystore", str(path), "-storetype", "PKCS12", "-storepass", password, "-keypass", password]
+    ca = ["-keystore", str(ca_store), "-storetype", "PKCS12", "-storepass", certificates.password]
+    steps = [
+        ["-genkeypair", "-alias", name, "-dname", f"CN={name}", "-keyalg", "EC", "-groupname", "secp256r1",
+         "-validity", str(days), *mine],
+        ["-certreq", "-alias", name, "-file", str(csr), *mine],
+        ["-gencert", "-alias", "ca", "-infile", str(csr), "-outfile", str(signed), "-rfc", "-validity", str(days),
+         "-ext", "KU=digitalSignature", "-ext", "EKU=clientAuth", *ca],
+        ["-importcert", "-noprompt", "-alias", "ca", "-file", str(certificates.ca_file), *mine],
+        ["-importcert", "-noprompt", "-alias", name, "-file", str(signed), *mine],
+    ]
+    for step in steps:
+        res = subprocess.run([tool, *step], capture_output=True, text=True, timeout=120)
+        if res.returncode != 0:
+            raise BrokerStartError(f"keytool {step[0]} failed ({res.returncode}): {(res.stdout + res.stderr)[-2000:]}")
+    return path, password
