@@ -1,7 +1,8 @@
 """The embedded brokers start, and librdkafka (confluent-kafka) can produce to and consume from each.
 
 This is also the cross-check harness: whatever kafkawire does against these brokers, librdkafka has been
-seen to work against them the same way.
+seen to work against them the same way. Apache Kafka's own start/restart/version behaviour is tested in
+tests/kafka/test_broker.py; here it is one more broker librdkafka round-trips through.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def _roundtrip(broker: Broker, topic: str) -> None:
     assert [g[3] or None for g in got] == [h for _, _, h in RECORDS]
 
 
+def test_kafka_starts_and_librdkafka_roundtrips(kafka, topic_name):
+    assert kafka.kind == "kafka" and kafka.running
+    host, port = kafka.bootstrap.split(":")
+    assert host == "127.0.0.1" and int(port) == kafka.port
+    _roundtrip(kafka, topic_name())
+
+
 def test_noida_starts_and_librdkafka_roundtrips(noida, topic_name):
     assert noida.kind == "noida" and noida.running
     host, port = noida.bootstrap.split(":")
@@ -163,4 +171,4 @@ def test_free_port_is_bindable():
 
 def test_unknown_kind():
     with pytest.raises(ValueError, match="unknown broker kind"):
-        start_broker("kafka")
+        start_broker("redpanda")
