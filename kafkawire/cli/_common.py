@@ -30,7 +30,20 @@ class CliError(Exception):
 
 
 def add_connection_args(parser: argparse.ArgumentParser) -> None:
-    """``--bootstrap`` (default ``$KAFKAWIRE_BOOTSTRAP``, else 127.0.0.1:9092) and ``--timeout``."""
+    """``--bootstrap`` (default ``$KAFKAWIRE_BOOTSTRAP``, else 127.0.0.1:9092), ``--timeout`` and the
+    security options: ``-X key=value`` (the Java client's property names, as kcat), ``--command-config FILE``
+    (a ``client.properties`` file, as Kafka's console tools), ``--security-protocol``, ``--sasl-*``, ``--ca-file``."""
+    security = parser.add_argument_group("security (Java client property names: kafkawire.client.config)")
+    security.add_argument("-X", dest="properties", action="append", default=[], metavar="KEY=VALUE",
+                          help="a client property, e.g. -X sasl.mechanism=SCRAM-SHA-512 (repeatable; beats the file)")
+    security.add_argument("--command-config", "--config-file", dest="properties_file", metavar="FILE",
+                          help="client properties file (security.protocol, sasl.jaas.config, ssl.truststore.*, ...)")
+    security.add_argument("--security-protocol", choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+                          type=str.upper, help="= -X security.protocol=...")
+    security.add_argument("--sasl-mechanism", type=str.upper, help="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+    security.add_argument("--sasl-username", help="SASL user (PLAIN, SCRAM)")
+    security.add_argument("--sasl-password", help="SASL password (default: $KAFKAWIRE_SASL_PASSWORD)")
+    security.add_argument("--ca-file", metavar="PEM", help="trust only these CA certificates (PEM)")
     parser.add_argument(
         "--bootstrap",
         "-b",
@@ -47,9 +60,39 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def client_properties(args: argparse.Namespace) -> dict[str, str]:
+    """The client properties of ``--command-config``, then ``-X``, then the named flags (later ones win)."""
+    from ..client.config import load_properties_file
+
+    props: dict[str, str] = {}
+    if getattr(args, "properties_file", None):
+        try:
+            props.update(load_properties_file(args.properties_file))
+        except OSError as e:
+            raise CliError(f"cannot read --command-config {args.properties_file}: {e.strerror or e}") from None
+    for item in getattr(args, "properties", None) or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"bad -X {item!r}: expected KEY=VALUE")
+        props[key.strip()] = value
+    flags = {
+        "security.protocol": getattr(args, "security_protocol", None),
+        "sasl.mechanism": getattr(args, "sasl_mechanism", None),
+        "sasl.username": getattr(args, "sasl_username", None),
+        "sasl.password": getattr(args, "sasl_password", None)
+        or (os.environ.get("KAFKAWIRE_SASL_PASSWORD") if getattr(args, "sasl_username", None) else None),
+    }
+    props.update({k: v for k, v in flags.items() if v is not None})
+    if getattr(args, "ca_file", None):
+        props.update({"ssl.truststore.location": args.ca_file, "ssl.truststore.type": "PEM"})
+    return props
+
+
 def bootstrap_of(args: argparse.Namespace) -> str:
-    """The bootstrap servers the user asked for, with the documented fallbacks."""
-    return args.bootstrap or os.environ.get("KAFKAWIRE_BOOTSTRAP") or DEFAULT_BOOTSTRAP
+    """The bootstrap servers the user asked for, with the documented fallbacks (``bootstrap.servers`` of
+    ``-X`` / ``--command-config`` comes after ``--bootstrap`` and before the environment)."""
+    from_props = client_properties(args).get("bootstrap.servers") if hasattr(args, "properties") else None
+    return args.bootstrap or from_props or os.environ.get("KAFKAWIRE_BOOTSTRAP") or DEFAULT_BOOTSTRAP
 
 
 def make_client(args: argparse.Namespace, **options: Any) -> Any:
@@ -59,19 +102,28 @@ def make_client(args: argparse.Namespace, **options: Any) -> Any:
     with a clear message when the address is wrong, so the budget follows ``--timeout``.
     """
     from ..client import Client
+    from ..client.config import ConfigError, config_from_properties
 
     timeout_ms = max(1.0, float(args.timeout)) * 1000
     try:
-        return Client(
-            bootstrap_of(args),
-            client_id="kafkawire-cli",
-            retry_timeout_ms=timeout_ms,
-            request_timeout_ms=max(timeout_ms, 5_000),
-            connect_timeout_ms=min(timeout_ms, 10_000),
-            **options,
+        config = config_from_properties(
+            client_properties(args), warn=lambda key: print(f"kafkawire: warning: unknown property {key!r} ignored",
+                                                            file=sys.stderr)
         )
-    except ValueError as e:  # malformed bootstrap string
-        raise CliError(f"bad --bootstrap {bootstrap_of(args)!r}: {e}") from None
+    except ConfigError as e:
+        raise CliError(f"bad client property {e}") from None
+    settings = {
+        "client_id": "kafkawire-cli",
+        "retry_timeout_ms": timeout_ms,
+        "request_timeout_ms": max(timeout_ms, 5_000),
+        "connect_timeout_ms": min(timeout_ms, 10_000),
+        **config,
+        **options,
+    }
+    try:
+        return Client(bootstrap_of(args), **settings)
+    except ValueError as e:  # malformed bootstrap string, or SASL settings that do not fit together
+        raise CliError(f"bad --bootstrap {bootstrap_of(args)!r} or security options: {e}") from None
 
 
 def partitions_of(client: Any, topic: str) -> list[int]:
