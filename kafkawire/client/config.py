@@ -52,22 +52,25 @@ _OAUTH_LOGIN_HANDLERS = (
 class ConfigError(ValueError):
     """A property kafkawire cannot use as given; ``property`` names it."""
 
-    def __init__(self, prop: str, message: str) -> None:
+    def __init__(self, prop: str, message: str, *, value: str | None = None) -> None:
         super().__init__(f"{prop}: {message}")
         self.property = prop
+        self.reason = message
+        #: The offending value, for non-secret properties whose value was malformed (else None).
+        self.value = value
 
 
 def _int(prop: str, value: Any) -> int:
     try:
         return int(str(value).strip())
     except ValueError:
-        raise ConfigError(prop, f"expected an integer, not {value!r}") from None
+        raise ConfigError(prop, f"expected an integer, not {value!r}", value=str(value)) from None
 
 
 def _bool(prop: str, value: Any) -> bool:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
-        raise ConfigError(prop, f"expected true or false, not {value!r}")
+        raise ConfigError(prop, f"expected true or false, not {value!r}", value=str(value))
     return text == "true"
 
 
@@ -364,7 +367,8 @@ def ssl_context_from_properties(props: Mapping[str, str]) -> ssl.SSLContext:
     except ssl.SSLError as e:
         raise ConfigError("ssl.truststore.location", f"no usable certificate ({e.reason or e})") from None
     except KeyStoreError as e:
-        raise ConfigError("ssl.truststore.location", str(e).partition(": ")[2] or str(e)) from None
+        prop = "ssl.truststore.password" if "password" in str(e) else "ssl.truststore.location"
+        raise ConfigError(prop, str(e).partition(": ")[2] or str(e)) from None
     if not trusted:
         context.load_default_certs(ssl.Purpose.SERVER_AUTH)
 
@@ -393,7 +397,8 @@ def ssl_context_from_properties(props: Mapping[str, str]) -> ssl.SSLContext:
                                    key_password=key_password or props.get("ssl.keystore.password") or None,
                                    what="ssl.keystore.location")
             except KeyStoreError as e:
-                prop = "ssl.key.password" if "ssl.key.password" in str(e) else "ssl.keystore.location"
+                prop = ("ssl.key.password" if "ssl.key.password" in str(e)
+                        else "ssl.keystore.password" if "password" in str(e) else "ssl.keystore.location")
                 raise ConfigError(prop, str(e).partition(": ")[2] or str(e)) from None
             if len(store.keys) != 1:
                 raise ConfigError("ssl.keystore.location", f"{ks_location} holds {len(store.keys)} private keys; "
@@ -475,9 +480,12 @@ def config_from_properties(properties: Mapping[str, Any], *, handled: Iterable[s
             out[name] = conv(key, value)
         elif key not in _SECURITY and key not in _NO_EFFECT and key not in skip:
             (warn or _warn_unknown)(key)
-    protocol = (props.get("security.protocol") or "PLAINTEXT").strip().upper()
+    if "security.protocol" not in props:
+        return out  # the Client's default, PLAINTEXT: ssl.* and sasl.* are unused, as in Java
+    protocol = props["security.protocol"].strip().upper()
     if protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
-        raise ConfigError("security.protocol", f"expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, not {protocol!r}")
+        raise ConfigError("security.protocol", f"expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, not {protocol!r}",
+                          value=protocol)
     out["security_protocol"] = protocol
     if protocol in ("SSL", "SASL_SSL"):
         out["ssl_context"] = ssl_context_from_properties(props)

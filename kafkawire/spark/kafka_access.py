@@ -24,26 +24,6 @@ __all__ = ["KafkaAccess", "client_kwargs"]
 
 log = logging.getLogger("kafkawire.spark")
 
-#: ``kafka.<name>`` options that map onto :class:`kafkawire.Client` constructor arguments.
-_CLIENT_PARAMS: dict[str, tuple[str, Any]] = {
-    "client.id": ("client_id", str),
-    "request.timeout.ms": ("request_timeout_ms", int),
-    "socket.connection.setup.timeout.ms": ("connect_timeout_ms", int),
-    "retries": ("retries", int),
-    "retry.backoff.ms": ("retry_backoff_ms", int),
-    "retry.backoff.max.ms": ("retry_backoff_max_ms", int),
-    "metadata.max.age.ms": ("metadata_max_age_ms", int),
-    "security.protocol": ("security_protocol", str),
-    "sasl.mechanism": ("sasl_mechanism", str),
-    # librdkafka's names; the Java client's sasl.jaas.config is a JAAS string kafkawire does not parse.
-    "sasl.username": ("sasl_username", str),
-    "sasl.password": ("sasl_password", str),
-    "enable.idempotence": ("enable_idempotence", lambda v: str(v).strip().lower() == "true"),
-    "max.request.size": ("max_batch_bytes", int),
-    # librdkafka's name for the largest response accepted. Brokers should honour the fetch sizes, but
-    # some (noida-db) answer a fetch with everything up to the log end: raise this to read such a topic.
-    "receive.message.max.bytes": ("max_response_bytes", int),
-}
 #: ``kafka.<name>`` options that tune fetches (consumer names as Spark users know them).
 _FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")
 #: ``kafka.<name>`` options that tune produce requests.
@@ -57,19 +37,22 @@ DEFAULT_FETCH_BYTES = 8 * 1024 * 1024
 def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
     """Constructor keyword arguments for the client from ``kafka.*`` options (prefix already removed).
 
-    Options the client has no use for are logged once and ignored, as the Java client warns about unused
-    configuration instead of failing.
+    Every option goes through :func:`kafkawire.client.config.config_from_properties`, which knows the Java
+    client's names (``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.*``, ...). Options the
+    client has no use for are logged and ignored, as the Java client warns about unused configuration; a
+    bad or unsupported one raises :class:`InvalidOptionError` naming ``kafka.<option>``.
     """
-    out: dict[str, Any] = {}
-    for key, value in kafka_params.items():
-        if key in _CLIENT_PARAMS:
-            name, conv = _CLIENT_PARAMS[key]
-            try:
-                out[name] = conv(value)
-            except ValueError:
-                raise InvalidOptionError(f"Invalid value {value} for configuration {key}") from None
-        elif key not in _FETCH_PARAMS and key not in _PRODUCE_PARAMS and key not in _IGNORED:
-            log.warning("The configuration '%s' was supplied but isn't used by kafkawire.", key)
+    from ..client.config import ConfigError, config_from_properties
+
+    def warn(key: str) -> None:
+        log.warning("The configuration '%s' was supplied but isn't used by kafkawire.", key)
+
+    try:
+        out = config_from_properties(kafka_params, handled=(*_FETCH_PARAMS, *_PRODUCE_PARAMS, *_IGNORED), warn=warn)
+    except ConfigError as e:
+        if e.value is not None:  # Kafka's ConfigException wording for a malformed value
+            raise InvalidOptionError(f"Invalid value {e.value} for configuration {e.property}: {e.reason}") from None
+        raise InvalidOptionError(f"Invalid option 'kafka.{e.property}': {e.reason}") from None
     out.setdefault("client_id", "kafkawire-spark")
     return out
 
@@ -84,6 +67,9 @@ class KafkaAccess:
                 "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
             )
         self._client: Any = None
+        # Fail in the driver, naming the option, rather than in every task (the result is rebuilt there:
+        # an SSLContext does not pickle).
+        client_kwargs(self.kafka_params)
 
     # ------------------------------------------------------------------------------------ lifecycle
 

@@ -71,6 +71,8 @@ def test_client_kwargs_from_kafka_options(caplog):
             "client.id": "me",
             "request.timeout.ms": "5000",
             "security.protocol": "SASL_PLAINTEXT",
+            "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+            'password="p";',
             "enable.idempotence": "false",
             "receive.message.max.bytes": "1000000000",
             "fetch.max.wait.ms": "10",  # a fetch setting, not a constructor argument
@@ -81,6 +83,9 @@ def test_client_kwargs_from_kafka_options(caplog):
         "client_id": "me",
         "request_timeout_ms": 5000,
         "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_username": "u",
+        "sasl_password": "p",
         "enable_idempotence": False,
         "max_response_bytes": 1_000_000_000,
     }
