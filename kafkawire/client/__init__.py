@@ -31,6 +31,7 @@ from .errors import (
 from .partitioner import Partitioner, murmur2
 from .producer import Producer
 from .retry import RetryPolicy
+from .transaction import GroupMetadata, TransactionError, TransactionState
 from .types import (
     BrokerMetadata,
     ClusterMetadata,
@@ -57,6 +58,7 @@ __all__ = [
     "Deadline",
     "EARLIEST",
     "FetchResult",
+    "GroupMetadata",
     "KafkaClientError",
     "KafkaConnectionError",
     "KafkaTimeoutError",
@@ -72,6 +74,8 @@ __all__ = [
     "ResponseTooLargeError",
     "RetryPolicy",
     "TopicMetadata",
+    "TransactionError",
+    "TransactionState",
     "UnacknowledgedRecords",
     "murmur2",
 ]
