@@ -51,10 +51,24 @@ ANSWERS_ACKS_ZERO = "answers acks=0 produce"
 #: Legacy message formats (magic 0/1) are accepted and returned (Kafka 4 removed them, KIP-896).
 LEGACY_MESSAGE_FORMATS = "serves magic 0/1"
 
+#: ApiVersions v4 is answered with UNSUPPORTED_VERSION (35), listing a lower maximum (KIP-511 fallback).
+APIVERSIONS_V4_UNSUPPORTED = "ApiVersions v4 unsupported"
+
+#: Metadata reports the zero UUID as every topic's id, so requests that name topics by id only
+#: (Produce/Fetch v13+, KIP-516) cannot be used.
+ZERO_TOPIC_IDS = "zero topic ids"
+
 QUIRKS: dict[str, frozenset[str]] = {
     "kafka": frozenset(),
     "noida": frozenset(
-        {HIDES_ABORTED_FROM_READ_UNCOMMITTED, ACKS_BEFORE_DURABLE, KEEPS_DEAD_MEMBERS, ANSWERS_ACKS_ZERO}
+        {
+            HIDES_ABORTED_FROM_READ_UNCOMMITTED,
+            ACKS_BEFORE_DURABLE,
+            KEEPS_DEAD_MEMBERS,
+            ANSWERS_ACKS_ZERO,
+            APIVERSIONS_V4_UNSUPPORTED,
+            ZERO_TOPIC_IDS,
+        }
     ),
     "tansu": frozenset({LATEST_OFFSET_LAGS, SHOWS_ABORTED_TO_READ_COMMITTED, TIMESTAMP_MISS_IS_ZERO}),
     "mock": frozenset({NO_ADMIN_TOPICS, DROPS_OLD_DATA, OLD_GROUP_VERSIONS_ONLY, LEGACY_MESSAGE_FORMATS}),

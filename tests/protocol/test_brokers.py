@@ -1,7 +1,9 @@
-"""The protocol layer against real Kafka-compatible brokers on loopback (noida-db, Tansu, librdkafka mock).
+"""The protocol layer against real brokers on loopback: Apache Kafka (the reference), noida-db, Tansu and
+librdkafka's mock cluster.
 
 ApiVersions negotiation, then Metadata at every version both sides accept, then a produce/fetch round
-trip through the negotiated versions. Brokers come from :mod:`kafkawire.testing.brokers`.
+trip through the negotiated versions. Brokers come from :mod:`kafkawire.testing`; what a stand-in does
+differently from Kafka is named in tests/broker_quirks.py.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import socket
 import struct
 
 import pytest
+from broker_quirks import APIVERSIONS_V4_UNSUPPORTED, ZERO_TOPIC_IDS, has
 
 import kafkawire
 from kafkawire.errors import ProtocolError
@@ -65,11 +68,27 @@ class Conn:
         self.sock.close()
 
 
-@pytest.fixture(scope="module", params=["noida", "tansu"])
+@pytest.fixture(scope="module", params=["kafka", "noida", "tansu"])
 def broker(request):
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka_broker")  # the session's Apache Kafka
+        return
     b = start_broker(request.param)
     yield b
     b.stop()
+
+
+def _topic_id(conn: Conn, result, topic: str):
+    """The topic's id from Metadata (the zero UUID on a broker that has no real ids)."""
+    meta = conn.call(
+        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)]), result.version_for(MetadataRequest)
+    )
+    return meta.topics[0].topic_id
+
+
+def _by_id_ok(broker) -> bool:
+    """Whether requests that name topics by id only (Produce/Fetch v13+, KIP-516) can be sent."""
+    return not has(broker.kind, ZERO_TOPIC_IDS)
 
 
 @pytest.fixture
@@ -83,8 +102,10 @@ def test_api_versions_negotiation(broker, conn):
     result = negotiate(conn.roundtrip)
     for api in (ProduceRequest, FetchRequest, MetadataRequest, ApiVersionsRequest):
         assert result.get(api) is not None
-    if broker.kind == "noida":
-        # noida-db answers ApiVersions v4 with UNSUPPORTED_VERSION (35): KIP-511 fallback to its max.
+    # KIP-511: the highest version both sides speak, after at most one fallback round.
+    assert result.api_versions_version == min(result.broker[18][1], ApiVersionsRequest.MAX_VERSION)
+    if has(broker.kind, APIVERSIONS_V4_UNSUPPORTED):
+        # It answers ApiVersions v4 with UNSUPPORTED_VERSION (35): the fallback path was taken.
         assert result.api_versions_version == result.broker[18][1] < ApiVersionsRequest.MAX_VERSION
 
 
@@ -133,15 +154,21 @@ def test_create_produce_fetch_round_trip(broker, conn):
     assert isinstance(created, CreateTopicsResponse)
     assert created.topics[0].error_code in (0, 36)  # 36: TOPIC_ALREADY_EXISTS on a re-run
 
+    topic_id = _topic_id(conn, result, topic)
     batch = kafkawire.encode_records([b"one", b"two", None], [b"k", None, b"k3"], timestamps=[1, 2, 3])
+    # v13+ names the topic by id only (KIP-516): name and topic_id are both set, each version writes its own.
     p_v = result.version_for(ProduceRequest, min_version=3)
+    if not _by_id_ok(broker):
+        p_v = min(p_v, 12)
     produced = conn.call(
         ProduceRequest(
             acks=-1,
             timeout_ms=10000,
             topic_data=[
                 ProduceRequest.TopicProduceData(
-                    name=topic, partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)]
+                    name=topic,
+                    topic_id=topic_id,
+                    partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)],
                 )
             ],
         ),
@@ -152,8 +179,9 @@ def test_create_produce_fetch_round_trip(broker, conn):
     assert part.error_code == 0
     base = part.base_offset
 
-    # Fetch v13+ addresses topics by id; noida answers UNKNOWN_TOPIC there (PROTOCOL-NOTES), so stay <= 12.
-    f_v = min(result.version_for(FetchRequest, min_version=4), 12)
+    f_v = result.version_for(FetchRequest, min_version=4)
+    if not _by_id_ok(broker):
+        f_v = min(f_v, 12)
     fetched = conn.call(
         FetchRequest(
             max_wait_ms=100,
@@ -162,6 +190,7 @@ def test_create_produce_fetch_round_trip(broker, conn):
             topics=[
                 FetchRequest.FetchTopic(
                     topic=topic,
+                    topic_id=topic_id,
                     partitions=[
                         FetchRequest.FetchPartition(partition=0, fetch_offset=base, partition_max_bytes=1 << 20)
                     ],
@@ -192,8 +221,10 @@ def test_produce_every_version_from_v3(broker, conn):
         ),
         result.version_for(CreateTopicsRequest),
     )
+    topic_id = _topic_id(conn, result, topic)
     last = -1
-    for v in range(3, result.version_for(ProduceRequest) + 1):
+    top = result.version_for(ProduceRequest) if _by_id_ok(broker) else min(result.version_for(ProduceRequest), 12)
+    for v in range(3, top + 1):
         batch = kafkawire.encode_records([f"v{v}".encode()], timestamps=[v])
         resp = conn.call(
             ProduceRequest(
@@ -201,7 +232,9 @@ def test_produce_every_version_from_v3(broker, conn):
                 timeout_ms=10000,
                 topic_data=[
                     ProduceRequest.TopicProduceData(
-                        name=topic, partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)]
+                        name=topic,
+                        topic_id=topic_id,
+                        partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)],
                     )
                 ],
             ),
