@@ -1,21 +1,25 @@
-"""Spark read benchmark: ``format("kafkawire")`` against a plain Python data source built on kafka-python.
+"""Spark read benchmark: ``format("kafkawire")`` against Spark's own ``format("kafka")`` on Apache Kafka.
 
-Run (starts its own noida-db broker and a local[2] Spark session)::
+Run (starts its own Apache Kafka broker, resolves Spark's spark-sql-kafka jar, a local[2] Spark session)::
 
-    .venv/bin/python benchmarks/bench_spark.py            # KW_BENCH_RECORDS (default 500000) records
+    .venv/bin/python benchmarks/bench_spark.py            # KW_BENCH_RECORDS (default 1000000) records
 
-Both sources read the same topic (4 partitions by default) in the same run (N records: 10-byte keys, 100-byte values)
-and Spark aggregates them (``groupBy(partition).agg(count, sum(length(value)))``). The baseline is what
-one writes with the Python data source API and kafka-python in an afternoon: one task per partition, a
-``KafkaConsumer`` that seeks and polls, and one Python tuple per record (the API's default path).
-kafkawire yields Arrow batches built from its columnar fetch (no Python object per record).
+Every contender reads the same topic (4 partitions by default; N records: 10-byte keys, 100-byte values)
+and Spark aggregates it (``groupBy(partition).agg(count, sum(length(value)))``):
 
-``KW_BENCH_ONLY=kafkawire`` runs one side only (no ratio, nothing saved).
-Rounds alternate between the two sources (``KW_BENCH_ROUNDS``, default 3; a warm-up round each first
-unless ``KW_BENCH_WARMUP=0``). ``KW_BENCH_PARTITIONS`` (default 4) sets the topic's partitions.
-Reported per source: wall time and CPU time of the whole process tree (this driver, the JVM, the PySpark
-daemon and its Python workers, from ``/proc``), best of the rounds. The machine is shared, so CPU time
-is the steadier number; the ratio is baseline / kafkawire. Results also go to
+* ``kafkawire``: Arrow batches built from kafkawire's columnar fetch (no Python object per record);
+* ``spark kafka``: Spark's built-in source (``spark-sql-kafka-0-10`` at the pyspark version,
+  :mod:`kafkawire.spark.kafka_jar`), the JVM's Kafka consumer, no Python on the read path;
+* ``kafka-python source`` (only with ``KW_BENCH_KAFKA_PYTHON=1``): what one writes with the Python data
+  source API and kafka-python in an afternoon: one Python tuple per record.
+
+``KW_BENCH_ONLY=kafkawire`` runs one side only (no ratio, nothing saved). ``KW_BENCH_BROKER`` picks the
+broker (default ``kafka``; ``noida`` for the runs recorded before Apache Kafka was available).
+Rounds alternate between the contenders in a warm session (``KW_BENCH_ROUNDS``, default 3; a warm-up
+round each first unless ``KW_BENCH_WARMUP=0``). ``KW_BENCH_PARTITIONS`` (default 4) sets the topic's
+partitions. Reported per contender: wall time and CPU time of the whole process tree (this driver, the
+JVM, the PySpark daemon and its Python workers, from ``/proc``; the broker is a separate tree and reported
+apart), best and median of the rounds. The ratio is other / kafkawire. Results also go to
 ``benchmarks/.results/bench_spark.json``.
 
 This file holds no pytest tests (pytest collects nothing from it).
@@ -45,10 +49,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-RECORDS = int(os.environ.get("KW_BENCH_RECORDS", "500000"))
+RECORDS = int(os.environ.get("KW_BENCH_RECORDS", "1000000"))
 ROUNDS = int(os.environ.get("KW_BENCH_ROUNDS", "3"))
 PARTITIONS = int(os.environ.get("KW_BENCH_PARTITIONS", "4"))
 WARMUP = os.environ.get("KW_BENCH_WARMUP", "1") != "0"
+BROKER = os.environ.get("KW_BENCH_BROKER", "kafka")
 VALUE_BYTES = 100
 KEY_BYTES = 10
 
@@ -136,8 +141,9 @@ class KafkaPythonReader(DataSourceReader):
 # ------------------------------------------------------------------------------------- measurement
 
 
-def _tree_cpu_seconds(root: int) -> float:
-    """utime + stime (+ reaped children) of ``root`` and all its descendants, from /proc."""
+def _tree_cpu_seconds(root: int, exclude: tuple[int, ...] = ()) -> float:
+    """utime + stime (+ reaped children) of ``root`` and all its descendants, from /proc, leaving out the
+    subtrees of ``exclude`` (the broker: it is a child of this process but not part of the reader)."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     stats: dict[int, list[str]] = {}
@@ -159,7 +165,7 @@ def _tree_cpu_seconds(root: int) -> float:
         if f is not None:
             # after ")": state ppid ... utime(12) stime(13) cutime(14) cstime(15) (0-based from state)
             total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-        todo.extend(children.get(pid, []))
+        todo.extend(c for c in children.get(pid, []) if c not in exclude)
     return total / tick
 
 
@@ -208,7 +214,7 @@ def _query(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[tuple[int, 
     from pyspark.sql import functions as F
 
     reader = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-    if fmt == "kafkawire":
+    if fmt == "kafkawire" and BROKER == "noida":
         # noida answers a fetch with everything up to the log end, whatever the fetch sizes say: at 10M
         # records that is ~300 MB per partition, over the client's default 256 MiB response limit.
         reader = reader.option("kafka.receive.message.max.bytes", str(2**31 - 1))
@@ -220,13 +226,14 @@ def _query(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[tuple[int, 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from kafkawire.spark import session
+    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION, spark_jars_config
     from kafkawire.testing import start_broker
 
-    with start_broker("noida") as broker:
+    with start_broker(BROKER) as broker:
         topic = "bench-spark"
         t0 = time.monotonic()
         _produce(broker.bootstrap, topic)
-        print(f"produced {RECORDS} records of {VALUE_BYTES} B in {time.monotonic() - t0:.1f} s", flush=True)
+        print(f"produced {RECORDS} records of {VALUE_BYTES} B to {BROKER} in {time.monotonic() - t0:.1f} s", flush=True)
         print(f"broker idle after {_wait_until_idle(broker.pid):.0f} s more", flush=True)
         spark = session(
             "local[2]",
@@ -235,25 +242,32 @@ def main() -> None:
                 "spark.sql.shuffle.partitions": "2",
                 "spark.ui.showConsoleProgress": "false",
                 "spark.driver.memory": os.environ.get("KW_BENCH_DRIVER_MEMORY", "1g"),
+                **spark_jars_config(),
             },
         )
         spark.sparkContext.setLogLevel("ERROR")
-        spark.dataSource.register(KafkaPythonDataSource)
-        contenders = {"kafkawire": "kafkawire", "kafka-python source": KafkaPythonDataSource.name()}
+        contenders = {"kafkawire": "kafkawire", "spark kafka": "kafka"}
+        if os.environ.get("KW_BENCH_KAFKA_PYTHON") == "1":
+            spark.dataSource.register(KafkaPythonDataSource)
+            contenders["kafka-python source"] = KafkaPythonDataSource.name()
         if os.environ.get("KW_BENCH_ONLY"):  # e.g. KW_BENCH_ONLY=kafkawire while tuning one side
             contenders = {k: v for k, v in contenders.items() if k == os.environ["KW_BENCH_ONLY"]}
-        results: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in contenders}
+        results: dict[str, dict[str, list[float]]] = {
+            name: {"wall": [], "cpu": [], "broker_cpu": []} for name in contenders
+        }
         answers = {}
+        skip = (broker.pid,) if broker.pid else ()
         for rnd in range(0 if WARMUP else 1, ROUNDS + 1):
             for name, fmt in contenders.items():
-                cpu0, wall0 = _tree_cpu_seconds(os.getpid()), time.monotonic()
-                broker0 = _process_cpu_seconds(broker.pid) if broker.pid else 0.0
+                cpu0, wall0 = _tree_cpu_seconds(os.getpid(), skip), time.monotonic()
+                broker0 = _tree_cpu_seconds(broker.pid) if broker.pid else 0.0
                 answers[name] = _query(spark, fmt, broker.bootstrap, topic)
-                wall, cpu = time.monotonic() - wall0, _tree_cpu_seconds(os.getpid()) - cpu0
-                broker_cpu = (_process_cpu_seconds(broker.pid) if broker.pid else 0.0) - broker0
+                wall, cpu = time.monotonic() - wall0, _tree_cpu_seconds(os.getpid(), skip) - cpu0
+                broker_cpu = (_tree_cpu_seconds(broker.pid) if broker.pid else 0.0) - broker0
                 if rnd:  # round 0 warms up workers and JIT
                     results[name]["wall"].append(wall)
                     results[name]["cpu"].append(cpu)
+                    results[name]["broker_cpu"].append(broker_cpu)
                 print(f"round {rnd} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s (broker {broker_cpu:.2f} s)", flush=True)
         first = next(iter(answers.values()))
         assert all(a == first for a in answers.values()), answers
@@ -264,19 +278,44 @@ def main() -> None:
                 print(f"{name}: wall best {min(r['wall']):.2f} s, cpu best {min(r['cpu']):.2f} s")
             return
 
-    summary: dict[str, Any] = {"records": RECORDS, "value_bytes": VALUE_BYTES, "rounds": ROUNDS}
-    print(f"\n{RECORDS} records x {VALUE_BYTES} B, {PARTITIONS} partitions, best of {ROUNDS} rounds (median):")
+    import pyspark
+
+    summary: dict[str, Any] = {
+        "records": RECORDS,
+        "value_bytes": VALUE_BYTES,
+        "partitions": PARTITIONS,
+        "rounds": ROUNDS,
+        "broker": BROKER,
+        "pyspark": pyspark.__version__,
+        "spark_sql_kafka": SPARK_KAFKA_VERSION,
+    }
+    print(
+        f"\n{RECORDS} records x {VALUE_BYTES} B, {PARTITIONS} partitions, {BROKER}, pyspark {pyspark.__version__}, "
+        f"best of {ROUNDS} rounds (median):"
+    )
     for name, r in results.items():
         summary[name] = {k: {"best": min(v), "median": statistics.median(v), "all": v} for k, v in r.items()}
         print(
             f"  {name:22s} wall {min(r['wall']):6.2f} s ({statistics.median(r['wall']):.2f})  "
             f"cpu {min(r['cpu']):6.2f} s ({statistics.median(r['cpu']):.2f})  "
+            f"broker cpu {statistics.median(r['broker_cpu']):.2f} s  "
             f"{RECORDS / min(r['wall']) / 1e6:.2f} M records/s wall"
         )
-    base, kw = results["kafka-python source"], results["kafkawire"]
-    summary["ratio_wall"] = min(base["wall"]) / min(kw["wall"])
-    summary["ratio_cpu"] = min(base["cpu"]) / min(kw["cpu"])
-    print(f"  ratio baseline / kafkawire: wall {summary['ratio_wall']:.1f}x, cpu {summary['ratio_cpu']:.1f}x")
+    kw = results["kafkawire"]
+    for name, r in results.items():
+        if name == "kafkawire":
+            continue
+        ratios = {
+            "wall_best": min(r["wall"]) / min(kw["wall"]),
+            "cpu_best": min(r["cpu"]) / min(kw["cpu"]),
+            "wall_median": statistics.median(r["wall"]) / statistics.median(kw["wall"]),
+            "cpu_median": statistics.median(r["cpu"]) / statistics.median(kw["cpu"]),
+        }
+        summary[f"ratio {name} / kafkawire"] = ratios
+        print(
+            f"  ratio {name} / kafkawire: wall {ratios['wall_best']:.2f}x (median {ratios['wall_median']:.2f}x), "
+            f"cpu {ratios['cpu_best']:.2f}x (median {ratios['cpu_median']:.2f}x)"
+        )
     out = Path(__file__).resolve().parent / ".results" / "bench_spark.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(summary, indent=2))
