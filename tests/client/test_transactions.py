@@ -70,6 +70,16 @@ def _consumer_values(bootstrap: str, topic: str) -> list[bytes]:
     return out
 
 
+def _eventually_committed(read: Any, expected: int, timeout: float = 30) -> None:
+    """Wait until ``read()`` returns ``expected``. EndTxn returns once the coordinator has decided; the
+    commit markers reach ``__consumer_offsets`` just after, and until then an OffsetFetch without
+    ``require_stable`` (KIP-447) still answers the previous offset."""
+    deadline = time.monotonic() + timeout
+    while (got := read()) != expected:
+        assert time.monotonic() < deadline, f"committed offset {got}, expected {expected}"
+        time.sleep(0.05)
+
+
 def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, topic: str) -> None:
     committed: list[bytes] = []
     aborted: list[bytes] = []
@@ -196,7 +206,7 @@ def test_offsets_sent_to_a_transaction_commit_with_it(bootstrap: str, topic: str
         producer.begin_transaction()
         producer.send_offsets_to_transaction({tp: 11}, group)  # offsets only, no records
         producer.commit_transaction()
-        assert client.committed(group, [tp])[tp].offset == 11
+        _eventually_committed(lambda: client.committed(group, [tp])[tp].offset, 11)
 
 
 def test_offsets_of_a_stale_generation_are_refused(bootstrap: str, topic: str) -> None:
@@ -227,7 +237,7 @@ def test_offsets_of_a_stale_generation_are_refused(bootstrap: str, topic: str) -
         producer.abort_transaction()
         with producer.transaction():
             producer.send_offsets_to_transaction({(topic, 0): 1}, meta)
-    assert consumer.committed([(topic, 0)])[(topic, 0)] == 1
+    _eventually_committed(lambda: consumer.committed([(topic, 0)])[(topic, 0)], 1)
     consumer.close()
 
 
