@@ -173,7 +173,7 @@ def _drain(cons: Consumer, want: int, timeout: float = 30.0) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("kind", ["noida", "tansu"])
+@pytest.mark.parametrize("kind", ["kafka", "noida", "tansu"])
 def test_group_consumer_commits_and_a_successor_resumes(request, kind, topic_name):
     broker = request.getfixturevalue(kind)
     topic, group = topic_name(), topic_name("g")

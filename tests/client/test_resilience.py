@@ -260,7 +260,7 @@ def test_consume_through_a_sigkill_restart(broker_factory, topic_name):
         assert got[p] == [f"{p}-{i}".encode() for i in range(100)]
 
 
-@pytest.mark.parametrize("kind", ["noida", "tansu"])
+@pytest.mark.parametrize("kind", ["kafka", "noida", "tansu"])
 def test_idempotent_retry_after_a_lost_acknowledgement_writes_once(request, kind, topic_name):
     broker = request.getfixturevalue(kind)
     topic = topic_name()
