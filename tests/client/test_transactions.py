@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.client import Client, Consumer, Producer
+from kafkawire.client import Client, Consumer, ProduceFailedError, Producer
 from kafkawire.client.transaction import GroupMetadata, TransactionError, TransactionState
 from kafkawire.protocol.errors import IllegalGenerationError, ProducerFencedError
 
@@ -258,3 +258,155 @@ def test_calls_a_state_forbids(bootstrap: str, topic: str) -> None:
         producer.commit_transaction()  # empty: nothing was added, so no EndTxn either
     with Producer(bootstrap) as plain, pytest.raises(RuntimeError, match="transactional_id"):
         plain.begin_transaction()
+
+
+# ------------------------------------------------------------------ a scripted coordinator (no Kafka)
+_VERSIONS = {0: (3, 12), 3: (1, 12), 10: (0, 4), 18: (0, 3), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 28: (0, 5)}
+
+
+class _ScriptedCoordinator:
+    """Answers as one broker that leads ``t``/0 and coordinates every transaction, with scripted error
+    codes per API key (popped one per request; 0 once the script is empty, or ``stall`` forever)."""
+
+    def __init__(self, script: dict[int, list[int]]) -> None:
+        from client_fakes import FakeKafkaBroker
+
+        self.script = script
+        self.stall: dict[int, int] = {}
+        self.produced: list[tuple[int, Any]] = []  # (version, request)
+        self.seen: list[tuple[int, int]] = []  # (api key, version) of every request
+        self.server = FakeKafkaBroker(self.respond, _VERSIONS)
+
+    def code(self, key: int) -> int:
+        if key in self.stall:
+            return self.stall[key]
+        queue = self.script.get(key) or []
+        return queue.pop(0) if queue else 0
+
+    def respond(self, header: Any, request: Any) -> Any:
+        import uuid
+
+        from kafkawire import protocol as p
+
+        key, version = header.api_key, header.api_version
+        self.seen.append((key, version))
+        port = self.server.port
+        if key == 3:
+            part = p.MetadataResponse.MetadataResponsePartition(
+                error_code=0, partition_index=0, leader_id=1, replica_nodes=[1], isr_nodes=[1]
+            )
+            topics = [
+                p.MetadataResponse.MetadataResponseTopic(
+                    error_code=0, name="t", topic_id=uuid.UUID(int=0), partitions=[part]
+                )
+            ]
+            return p.MetadataResponse(
+                brokers=[p.MetadataResponse.MetadataResponseBroker(node_id=1, host="127.0.0.1", port=port)],
+                cluster_id="fake",
+                controller_id=1,
+                topics=topics if request.topics is None or any(t.name == "t" for t in request.topics) else [],
+            )
+        if key == 10:
+            c = p.FindCoordinatorResponse.Coordinator(key="x", node_id=1, host="127.0.0.1", port=port, error_code=0)
+            return p.FindCoordinatorResponse(coordinators=[c])
+        if key == 22:
+            code = self.code(22)
+            return p.InitProducerIdResponse(error_code=code, producer_id=7 if not code else -1, producer_epoch=3)
+        if key == 24:
+            code = self.code(24)
+            results = [
+                p.AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult(
+                    name=t.name,
+                    results_by_partition=[
+                        p.AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult(
+                            partition_index=i, partition_error_code=code
+                        )
+                        for i in t.partitions
+                    ],
+                )
+                for t in request.v3_and_below_topics
+            ]
+            return p.AddPartitionsToTxnResponse(results_by_topic_v3_and_below=results)
+        if key == 0:
+            self.produced.append((version, request))
+            return p.ProduceResponse(
+                responses=[
+                    p.ProduceResponse.TopicProduceResponse(
+                        name="t",
+                        partition_responses=[
+                            p.ProduceResponse.PartitionProduceResponse(index=0, error_code=self.code(0), base_offset=0)
+                        ],
+                    )
+                ]
+            )
+        if key == 26:
+            return p.EndTxnResponse(error_code=self.code(26))
+        raise AssertionError(f"unexpected request {key} v{version}")
+
+
+def test_retriable_coordinator_errors_are_retried_and_versions_stay_at_transaction_protocol_v1() -> None:
+    import struct
+
+    coord = _ScriptedCoordinator({22: [51, 51, 14], 24: [14, 16, 51], 26: [51, 15]})  # CONCURRENT, LOAD, NOT_COORD.
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        txn = producer.transaction_manager
+        assert txn is not None and (txn.producer_id, txn.producer_epoch) == (7, 3)
+        with producer.transaction():
+            producer.send("t", b"v", partition=0)
+        assert txn.state is TransactionState.READY
+    versions = dict(coord.seen)
+    assert versions[24] == 3 and versions[26] == 4  # v4+ / v5: broker-to-broker, transaction protocol v2
+    ((version, request),) = coord.produced
+    assert version == 11 and request.transactional_id == "scripted"
+    batch = bytes(request.topic_data[0].partition_data[0].records)
+    attributes = struct.unpack_from(">h", batch, 21)[0]
+    producer_id, epoch = struct.unpack_from(">qh", batch, 43)
+    assert attributes & 0x10 and (producer_id, epoch) == (7, 3)  # the transactional bit, our id and epoch
+
+
+def test_a_commit_that_runs_out_of_time_can_be_called_again() -> None:
+    from kafkawire.client import KafkaTimeoutError
+
+    coord = _ScriptedCoordinator({})
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        producer.begin_transaction()
+        producer.send("t", b"v", partition=0)
+        coord.stall[26] = 51  # CONCURRENT_TRANSACTIONS for ever
+        started = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match="CONCURRENT_TRANSACTIONS"):
+            producer.commit_transaction(timeout_ms=1_000)
+        took = time.monotonic() - started
+        assert took <= 1.0 * 1.1 + 0.2, took  # the call's deadline + 10% (and scheduling noise)
+        assert producer.transaction_manager is not None
+        assert producer.transaction_manager.state is TransactionState.COMMITTING
+        with pytest.raises(TransactionError):
+            producer.begin_transaction()
+        del coord.stall[26]
+        producer.commit_transaction(timeout_ms=5_000)
+        assert producer.transaction_manager.state is TransactionState.READY
+
+
+def test_a_fenced_answer_is_fatal_and_a_refused_batch_abortable() -> None:
+    coord = _ScriptedCoordinator({26: [90]})  # PRODUCER_FENCED on the first EndTxn
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        producer.begin_transaction()
+        producer.send("t", b"v", partition=0)
+        with pytest.raises(ProducerFencedError):
+            producer.commit_transaction(timeout_ms=5_000)
+        with pytest.raises(ProducerFencedError):
+            producer.begin_transaction()
+    coord = _ScriptedCoordinator({0: [87]})  # INVALID_RECORD: the batch is refused
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        producer.begin_transaction()
+        producer.send("t", b"v", partition=0)
+        with pytest.raises(ProduceFailedError):
+            producer.commit_transaction(timeout_ms=5_000)
+        assert producer.transaction_manager is not None
+        assert producer.transaction_manager.state is TransactionState.ABORTABLE_ERROR
+        producer.abort_transaction(timeout_ms=5_000)
+        with producer.transaction():
+            producer.send("t", b"again", partition=0)
