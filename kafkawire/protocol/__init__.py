@@ -99,6 +99,9 @@ TxnOffsetCommitRequest, TxnOffsetCommitResponse = build_pair("txn_offset_commit"
 DescribeConfigsRequest, DescribeConfigsResponse = build_pair("describe_configs")
 SaslAuthenticateRequest, SaslAuthenticateResponse = build_pair("sasl_authenticate")
 CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partitions")
+DeleteGroupsRequest, DeleteGroupsResponse = build_pair("delete_groups")
+IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse = build_pair("incremental_alter_configs")
+DescribeClusterRequest, DescribeClusterResponse = build_pair("describe_cluster")
 
 #: API key -> (request class, response class), for every API this package speaks.
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
@@ -130,6 +133,9 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         DescribeConfigsRequest,
         SaslAuthenticateRequest,
         CreatePartitionsRequest,
+        DeleteGroupsRequest,
+        IncrementalAlterConfigsRequest,
+        DescribeClusterRequest,
     )
 }
 

@@ -37,6 +37,9 @@ API_MODULES: dict[int, str] = {
     32: "describe_configs",
     36: "sasl_authenticate",
     37: "create_partitions",
+    42: "delete_groups",
+    44: "incremental_alter_configs",
+    60: "describe_cluster",
 }
 
 # Behaviour added to particular generated structs, by struct name.
