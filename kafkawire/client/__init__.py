@@ -31,7 +31,7 @@ from .errors import (
 from .partitioner import Partitioner, murmur2
 from .producer import Producer
 from .retry import RetryPolicy
-from .transaction import GroupMetadata, TransactionError, TransactionState
+from .transaction import GroupMetadata, TransactionError, TransactionHandle, TransactionState, end_transaction
 from .types import (
     BrokerMetadata,
     ClusterMetadata,
@@ -75,7 +75,9 @@ __all__ = [
     "RetryPolicy",
     "TopicMetadata",
     "TransactionError",
+    "TransactionHandle",
     "TransactionState",
     "UnacknowledgedRecords",
+    "end_transaction",
     "murmur2",
 ]

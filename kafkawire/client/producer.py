@@ -42,7 +42,7 @@ import numpy as np
 from ..records import check_record_arguments
 from .client import Client
 from .errors import ProduceFailedError
-from .transaction import GroupMetadata, TransactionManager, TransactionState
+from .transaction import GroupMetadata, TransactionHandle, TransactionManager, TransactionState
 from .types import ProduceResult, UnacknowledgedRecords
 
 __all__ = ["Producer"]
@@ -328,6 +328,32 @@ class Producer:
             cluster = self.client.cluster
             with cluster.lock:
                 txn.end(cluster, False, self.client.deadline(timeout_ms))
+
+    def hand_over_transaction(self, *, timeout_ms: float | None = None) -> TransactionHandle:
+        """Flush the open transaction, close the producer *without* committing or aborting, and return the
+        :class:`~kafkawire.client.transaction.TransactionHandle` with which any process finishes it
+        (:func:`kafkawire.client.transaction.end_transaction`): a Spark task writes, its driver commits.
+        The coordinator aborts it after ``transaction_timeout_ms`` if nobody does."""
+        with self._lock:
+            txn = self._txn("hand_over_transaction")
+            txn.require(_IN_TXN, what="hand_over_transaction")
+            try:
+                if timeout_ms is None:
+                    self.flush()
+                else:
+                    saved, self.delivery_timeout_ms = self.delivery_timeout_ms, timeout_ms
+                    try:
+                        self.flush()
+                    finally:
+                        self.delivery_timeout_ms = saved
+            except ProduceFailedError as e:
+                txn.fail_produce(e)
+                raise
+            handle = txn.handle()
+            self._closed = True
+            if self._own_client:
+                self.client.close()
+            return handle
 
     @contextmanager
     def transaction(self) -> Iterator[Producer]:

@@ -66,7 +66,15 @@ from .errors import KafkaClientError
 from .produce import ProducerState
 from .types import BrokerMetadata
 
-__all__ = ["GroupMetadata", "TransactionManager", "TransactionState", "TransactionError", "FATAL_ERRORS"]
+__all__ = [
+    "FATAL_ERRORS",
+    "GroupMetadata",
+    "TransactionError",
+    "TransactionHandle",
+    "TransactionManager",
+    "TransactionState",
+    "end_transaction",
+]
 
 log = logging.getLogger("kafkawire.client.transaction")
 
@@ -125,6 +133,21 @@ class GroupMetadata:
     group_instance_id: str | None = None
 
 
+@dataclass(frozen=True)
+class TransactionHandle:
+    """What another process needs to finish an open transaction (commit or abort it with EndTxn): the
+    transactional id with the producer id and epoch that wrote it. Made by
+    :meth:`Producer.hand_over_transaction`; used by :func:`end_transaction`. This is how Flink's Kafka sink
+    resumes a transaction after a checkpoint, and what a Spark driver needs to commit its tasks' writes.
+
+    The coordinator aborts a transaction left open longer than its producer's ``transaction_timeout_ms``
+    (its epoch is then bumped and EndTxn with the handle fails as fenced), so finish it before that."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+
+
 def _retry_coordinator_errors(err: BaseException) -> bool:
     return isinstance(err, (NotCoordinatorError, CoordinatorNotAvailableError))
 
@@ -148,6 +171,7 @@ class TransactionManager(ProducerState):
         self.last_error: BaseException | None = None
         self._coordinator_node: int | None = None
         self._bump_epoch = False
+        self._resumed = False  # finishing another process's transaction: it holds partitions we do not know
 
     # ------------------------------------------------------------------------------- state checks
     def _raise_if_failed(self) -> None:
@@ -338,6 +362,21 @@ class TransactionManager(ProducerState):
         self._call(cluster, deadline, attempt, "InitProducerId")
         self._bump_epoch = False
 
+    def handle(self) -> TransactionHandle:
+        """The open transaction's :class:`TransactionHandle` (for :func:`end_transaction` elsewhere)."""
+        self.require(TransactionState.IN_TRANSACTION, what="hand_over_transaction")
+        assert self.transactional_id is not None
+        return TransactionHandle(self.transactional_id, self.producer_id, self.producer_epoch)
+
+    @classmethod
+    def resume(cls, handle: TransactionHandle) -> TransactionManager:
+        """A manager in the transaction of ``handle``, ready for :meth:`end` (Flink's resumeTransaction)."""
+        manager = cls(handle.transactional_id)
+        manager.producer_id, manager.producer_epoch = handle.producer_id, handle.producer_epoch
+        manager.state = TransactionState.IN_TRANSACTION
+        manager._resumed = True
+        return manager
+
     def begin(self) -> None:
         """Start a transaction (no request: the coordinator learns of it with the first partition)."""
         self.require(TransactionState.READY, what="begin_transaction")
@@ -454,7 +493,7 @@ class TransactionManager(ProducerState):
                 what=what,
             )
             self.state = TransactionState.ABORTING
-        if self.partitions or self.groups:
+        if self.partitions or self.groups or self._resumed:
             # Nothing was added: the coordinator knows no transaction, and EndTxn would be INVALID_TXN_STATE.
 
             def attempt(d: Deadline) -> None:
@@ -473,7 +512,25 @@ class TransactionManager(ProducerState):
         self.partitions.clear()
         self.groups.clear()
         self.state = TransactionState.READY
+        if self._resumed:
+            return  # the handle's producer is not ours to go on with
         if self._bump_epoch:
             # KIP-360: sequence numbers of the aborted transaction are in doubt; a bumped epoch restarts them.
             self._init_producer_id(cluster, deadline, bump=True)
         log.debug("transactional id %r: %s", self.transactional_id, "committed" if commit else "aborted")
+
+
+def end_transaction(
+    client: Any, handle: TransactionHandle, commit: bool = True, timeout_ms: float | None = None
+) -> None:
+    """Commit (or abort) the transaction of ``handle`` from any process, with a
+    :class:`~kafkawire.client.Client` (EndTxn with the handle's producer id and epoch).
+
+    Repeating a commit that succeeded succeeds again (the coordinator answers a retried EndTxn for a
+    transaction it completed the same way), so a driver that does not know whether its commit went
+    through may send it again. Raises :class:`ProducerFencedError` when a newer producer with the same
+    transactional id, or the coordinator's timeout, ended the transaction first."""
+    manager = TransactionManager.resume(handle)
+    cluster = client.cluster
+    with cluster.lock:
+        manager.end(cluster, commit, client.deadline(timeout_ms))

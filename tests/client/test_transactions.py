@@ -410,3 +410,35 @@ def test_a_fenced_answer_is_fatal_and_a_refused_batch_abortable() -> None:
         producer.abort_transaction(timeout_ms=5_000)
         with producer.transaction():
             producer.send("t", b"again", partition=0)
+
+
+def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str, topic: str) -> None:
+    """Write in one producer, commit from elsewhere with the handle (a Spark task writes, the driver commits);
+    a repeated commit succeeds again; an abort through a handle leaves nothing visible."""
+    from kafkawire.client import end_transaction
+
+    tid = _name("tid")
+    producer = Producer(bootstrap, transactional_id=tid)
+    producer.init_transactions()
+    producer.begin_transaction()
+    for i in range(30):
+        producer.send(topic, f"h{i}".encode(), key=str(i).encode())
+    handle = producer.hand_over_transaction()
+    assert handle.transactional_id == tid and handle.producer_id >= 0
+    with pytest.raises(RuntimeError, match="closed"):
+        producer.send(topic, b"after hand-over")
+    with Client(bootstrap) as client:
+        assert _values(client, topic, "read_committed") == []  # open: nothing stable yet
+        end_transaction(client, handle, commit=True)
+        end_transaction(client, handle, commit=True)  # a driver unsure whether its commit went through
+        assert sorted(_values(client, topic, "read_committed")) == sorted(f"h{i}".encode() for i in range(30))
+
+    other = Producer(bootstrap, transactional_id=_name("tid"))
+    other.init_transactions()
+    other.begin_transaction()
+    other.send(topic, b"handed-over-then-aborted", partition=0)
+    aborted = other.hand_over_transaction()
+    with Client(bootstrap) as client:
+        end_transaction(client, aborted, commit=False)
+        assert b"handed-over-then-aborted" not in _values(client, topic, "read_committed")
+        assert b"handed-over-then-aborted" in _values(client, topic, "read_uncommitted")
