@@ -33,17 +33,6 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     """``--bootstrap`` (default ``$KAFKAWIRE_BOOTSTRAP``, else 127.0.0.1:9092), ``--timeout`` and the
     security options: ``-X key=value`` (the Java client's property names, as kcat), ``--command-config FILE``
     (a ``client.properties`` file, as Kafka's console tools), ``--security-protocol``, ``--sasl-*``, ``--ca-file``."""
-    security = parser.add_argument_group("security (Java client property names: kafkawire.client.config)")
-    security.add_argument("-X", dest="properties", action="append", default=[], metavar="KEY=VALUE",
-                          help="a client property, e.g. -X sasl.mechanism=SCRAM-SHA-512 (repeatable; beats the file)")
-    security.add_argument("--command-config", "--config-file", dest="properties_file", metavar="FILE",
-                          help="client properties file (security.protocol, sasl.jaas.config, ssl.truststore.*, ...)")
-    security.add_argument("--security-protocol", choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
-                          type=str.upper, help="= -X security.protocol=...")
-    security.add_argument("--sasl-mechanism", type=str.upper, help="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
-    security.add_argument("--sasl-username", help="SASL user (PLAIN, SCRAM)")
-    security.add_argument("--sasl-password", help="SASL password (default: $KAFKAWIRE_SASL_PASSWORD)")
-    security.add_argument("--ca-file", metavar="PEM", help="trust only these CA certificates (PEM)")
     parser.add_argument(
         "--bootstrap",
         "-b",
@@ -58,6 +47,17 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="give up on an unreachable or failing broker after this long (default: 30)",
     )
+    security = parser.add_argument_group("security (Java client property names: kafkawire.client.config)")
+    security.add_argument("-X", dest="properties", action="append", default=[], metavar="KEY=VALUE",
+                          help="a client property, e.g. -X sasl.mechanism=SCRAM-SHA-512 (repeatable; beats the file)")
+    security.add_argument("--command-config", "--config-file", dest="properties_file", metavar="FILE",
+                          help="client properties file (security.protocol, sasl.jaas.config, ssl.truststore.*, ...)")
+    security.add_argument("--security-protocol", choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+                          type=str.upper, help="= -X security.protocol=...")
+    security.add_argument("--sasl-mechanism", type=str.upper, help="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+    security.add_argument("--sasl-username", help="SASL user (PLAIN, SCRAM)")
+    security.add_argument("--sasl-password", help="SASL password (default: $KAFKAWIRE_SASL_PASSWORD)")
+    security.add_argument("--ca-file", metavar="PEM", help="trust only these CA certificates (PEM)")
 
 
 def client_properties(args: argparse.Namespace) -> dict[str, str]:

@@ -315,14 +315,14 @@ def test_cli_with_x_properties_and_a_command_config_file(broker, stores, tmp_pat
     )
     out = tmp_path / "out.txt"
     capsys.readouterr()
-    assert main(["consume", topic, "--command-config", str(config), "--format", "text", "-o", str(out),
+    assert main(["consume", topic, "--command-config", str(config), "--format", "values", "-o", str(out),
                  "--max-records", "2"]) == 0
     assert out.read_text().split() == ["one", "two"]
     # The named flags: --security-protocol, --sasl-*, --ca-file.
     flags = ["-b", broker.bootstrap_for("SASL_SSL"), "--security-protocol", "SASL_SSL", "--sasl-mechanism",
              "SCRAM-SHA-256", "--sasl-username", "alice", "--sasl-password", USERS["alice"],
              "--ca-file", str(broker.ca_file)]
-    assert main(["consume", topic, *flags, "--format", "text", "-o", str(out), "--max-records", "1"]) == 0
+    assert main(["consume", topic, *flags, "--format", "values", "-o", str(out), "--max-records", "1"]) == 0
     assert out.read_text().split() == ["one"]
 
 
