@@ -24,7 +24,7 @@ __all__ = ["SPARK_KAFKA_ARTIFACT", "SPARK_KAFKA_VERSION", "spark_jars_config", "
 SPARK_KAFKA_VERSION = "4.2.0"
 SPARK_KAFKA_ARTIFACT = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 
-_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d[^-]*(?:-[A-Za-z0-9.]+)*)\.jar$")
+_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+(?:-[A-Za-z0-9.]+)?)\.jar$")
 
 
 def _artifact(jar_name: str) -> str:
