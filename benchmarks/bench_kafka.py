@@ -13,7 +13,8 @@ Cases:
   Java: ``tests/interop/java/KafkaPeer.java consume --digest`` (the Java ``KafkaConsumer`` of the same
   Kafka release, assigned the partition, its poll loop touching every record's key, value, headers,
   offset and timestamp), and Kafka's own ``ConsumerPerformance`` (subscribes with a group). confluent-kafka:
-  ``Consumer.consume(num_messages=10000)`` calling ``value()`` on every message. kafka-python
+  ``Consumer.consume(num_messages=10000)`` calling ``value()`` on every message (``fetch.queue.backoff.ms``
+  10 ms, see ``_consume_confluent``). kafka-python
   (``KafkaConsumer.poll``) and aiokafka (``getmany``): each record's ``value`` read.
 * ``produce``: write the records to a new one-partition topic with acks=all, idempotent, and wait for
   every acknowledgement. kafkawire: one ``Client.produce`` call with a value column. confluent-kafka:
@@ -111,6 +112,10 @@ def _consume_confluent(bootstrap: str, topic: str, n: int) -> int:
         "enable.auto.commit": False,
         "max.partition.fetch.bytes": FETCH,
         "fetch.max.bytes": max(FETCH, 52428800),
+        # librdkafka >= 2.4 stops fetching for fetch.queue.backoff.ms (default 1 s) whenever its local queue
+        # holds more than queued.min.messages (100k): one 8 MiB fetch is ~75k records, so the first run sat
+        # idle for seconds (7.7 s wall for 0.8 s CPU). 10 ms keeps it fetching.
+        "fetch.queue.backoff.ms": 10,
     })
     try:
         consumer.assign([ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING)])

@@ -6,8 +6,8 @@ once per source hash by :mod:`kafkawire.testing.java`:
 * what the Java producer writes (every codec, headers with duplicate keys, null and empty keys and values,
   explicit timestamps; committed and aborted transactions) kafkawire reads identically, with
   ``Client.fetch`` and with ``Consumer``, under read_uncommitted and read_committed;
-* what kafkawire produces (idempotent, every codec, the same record shapes) the Java consumer reads
-  identically;
+* what kafkawire produces (idempotent, every codec, the same record shapes; and in committed and
+  aborted transactions) the Java consumer reads identically, under both isolation levels;
 * a Java consumer and a kafkawire ``Consumer`` in one group (classic protocol, range assignor) split a
   topic and hand partitions over when one of them leaves, losing nothing (counted with the fault ledger).
 
@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from faults.ledger import Ledger
 
-from kafkawire.client import Client, Consumer, KafkaTimeoutError
+from kafkawire.client import Client, Consumer, KafkaTimeoutError, Producer
 from kafkawire.testing.java import java_command, json_lines, run_java
 
 pytestmark = pytest.mark.broker
@@ -247,6 +247,53 @@ def test_kafkawire_producer_records_read_identically_by_java(bootstrap: str, cod
     assert {int(c) for cols in chunks for c in cols.batch_codec} == {CODEC_IDS[codec]}
     assert all(int(pid) >= 0 for cols in chunks for pid in cols.batch_producer_id)  # idempotent batches
     assert _java_consume(bootstrap, topic) == expected
+
+
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_kafkawire_transactions_read_by_java(bootstrap: str, codec: str) -> None:
+    """kafkawire's transactional producer: commit, abort, commit. The Java consumer under read_committed
+    sees exactly the committed records, under read_uncommitted every data record and no marker."""
+    topic = _topic(f"kw-txn-{codec}")
+    with Client(bootstrap) as client:
+        client.create_topics({topic: 2})
+    recs = _records(300, 2, seed=300 + CODEC_IDS[codec])
+    outcomes = [("commit", recs[:100]), ("abort", recs[100:200]), ("commit", recs[200:])]
+    every: list[Row] = []
+    committed: list[Row] = []
+    # No linger: every record of a transaction goes out in the flush below, whose results are then complete.
+    producer = Producer(bootstrap, transactional_id=f"kw-tx-{topic}", linger_ms=600_000,
+                        compression=None if codec == "none" else codec)
+    try:
+        producer.init_transactions()
+        for outcome, part in outcomes:
+            producer.begin_transaction()
+            for r in part:
+                producer.send(topic, r["v"], r["k"], partition=r["p"],
+                              headers=[(k.decode(), v) for k, v in r["h"]], timestamp_ms=r["ts"])
+            # One produce call per explicit partition, in order of first appearance; offsets in send order.
+            results = producer.flush()
+            by_partition = {int(res.partition[0]): res for res in results}
+            assert sorted(by_partition) == [0, 1]
+            rows = []
+            for p, res in by_partition.items():
+                mine = [r for r in part if r["p"] == p]
+                assert len(res) == len(mine) and bool(res.acknowledged.all())
+                rows += [_expected(r, int(o)) for r, o in zip(mine, res.offset)]
+            if outcome == "commit":
+                producer.commit_transaction()
+                committed += rows
+            else:
+                producer.abort_transaction()
+            every += rows
+    finally:
+        producer.close()
+    every.sort()
+    committed.sort()
+    assert len(committed) == 200
+    assert _java_consume(bootstrap, topic, "read_committed") == committed
+    assert _java_consume(bootstrap, topic, "read_uncommitted") == every
+    with Client(bootstrap) as client:
+        assert _fetch_all(client, topic, "read_committed")[0] == committed
 
 
 # ------------------------------------------------------------------------------------ one group, two clients
