@@ -1,0 +1,275 @@
+"""Cluster administration: topics, configs, partitions, records and consumer groups.
+
+::
+
+    from kafkawire.admin import Admin, AlterConfigOp
+
+    with Admin("localhost:9092") as admin:
+        admin.describe_cluster()                          # cluster id, controller, brokers
+        admin.describe_topics(["clicks"])                 # partitions, leaders, replicas, ISR, topic id
+        admin.describe_configs(["clicks"])                # {ConfigResource: {name: ConfigEntry}}
+        admin.alter_configs({"clicks": [AlterConfigOp("retention.ms", "set", "3600000")]})
+        admin.create_partitions({"clicks": 12})           # grow to 12 partitions
+        admin.delete_records({("clicks", 0): 1000})       # drop everything before offset 1000
+        admin.list_groups()
+        admin.describe_groups(["etl"])                    # members with their decoded assignments
+        admin.list_consumer_group_offsets("etl")          # committed, log end offset and lag
+        admin.reset_consumer_group_offsets("etl", ["clicks"], to="earliest")
+
+:class:`Admin` wraps a :class:`kafkawire.client.Client` (its own, built from ``bootstrap_servers`` and
+``client_options``, or one passed as ``client=``, which it then does not close). Every method is one
+blocking call with one deadline: ``timeout_ms=`` (default the client's ``retry_timeout_ms``) bounds it,
+retries included; errors a broker marks retriable are retried until then, others are raised at once as
+:mod:`kafkawire.protocol.errors` classes. The work is done by :mod:`kafkawire.client.admin` and
+:mod:`kafkawire.client.group_admin`; the result types are in :mod:`kafkawire.client.admin_types`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .client import Client
+from .client import admin as _admin
+from .client import group_admin as _groups
+from .client.admin_types import (
+    AlterConfigOp,
+    BrokerDescription,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSynonym,
+    GroupDescription,
+    GroupListing,
+    GroupOffset,
+    MemberDescription,
+    PartitionDescription,
+    TopicDescription,
+)
+from .client.deadline import Deadline
+from .client.group_admin import GroupNotInactiveError
+from .client.types import NewTopic
+
+__all__ = [
+    "Admin",
+    "AlterConfigOp",
+    "BrokerDescription",
+    "ClusterDescription",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSynonym",
+    "GroupDescription",
+    "GroupListing",
+    "GroupNotInactiveError",
+    "GroupOffset",
+    "MemberDescription",
+    "NewTopic",
+    "PartitionDescription",
+    "TopicDescription",
+]
+
+
+class Admin:
+    """Administration of one cluster. ``Admin("host:9092", **client_options)`` or ``Admin(client=c)``.
+
+    Thread-safe (calls are serialised on the client's lock). Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(
+        self, bootstrap_servers: str | Sequence[str] | None = None, *, client: Client | None = None, **options: Any
+    ) -> None:
+        if (client is None) == (bootstrap_servers is None):
+            raise ValueError("give bootstrap_servers (and client options) or client=, not both")
+        if client is not None and options:
+            raise ValueError(f"client options {sorted(options)} given with client=")
+        self._owns_client = client is None
+        #: The client whose connections and retry policy the calls use.
+        self.client: Client = client if client is not None else Client(bootstrap_servers, **options)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close the client (unless it was passed in as ``client=``)."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> Admin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self, timeout_ms: float | None, deadline: Deadline | None, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        d = self.client.deadline(timeout_ms, deadline)
+        cluster = self.client.cluster
+        with cluster.lock:
+            return fn(cluster, d, *args, **kwargs)
+
+    # ------------------------------------------------------------------------------------- cluster
+    def describe_cluster(
+        self, *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> ClusterDescription:
+        """The cluster id, the controller's node id and every broker (host, port, rack, fenced)."""
+        return self._run(timeout_ms, deadline, _admin.describe_cluster)
+
+    # -------------------------------------------------------------------------------------- topics
+    def create_topics(self, topics: Iterable[str | NewTopic] | Mapping[str, int], **kwargs: Any) -> None:
+        """:meth:`kafkawire.client.Client.create_topics`."""
+        self.client.create_topics(topics, **kwargs)
+
+    def delete_topics(self, names: Iterable[str], **kwargs: Any) -> None:
+        """:meth:`kafkawire.client.Client.delete_topics`."""
+        self.client.delete_topics(names, **kwargs)
+
+    def describe_topics(
+        self, names: Iterable[str] | None = None, *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> dict[str, TopicDescription]:
+        """``{name: TopicDescription}``: topic id, partitions with leader, leader epoch, replicas, ISR and
+        offline replicas. ``names`` None: every topic but the internal ones. A topic that does not exist
+        raises ``UnknownTopicOrPartitionError``."""
+        return self._run(timeout_ms, deadline, _admin.describe_topics, names)
+
+    def create_partitions(
+        self,
+        counts: Mapping[str, int],
+        *,
+        validate_only: bool = False,
+        wait: bool = True,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Grow topics to ``{topic: total partition count}`` (a count not above the current one raises
+        ``InvalidPartitionsError``). With ``wait``, returns once the new partitions have leaders."""
+        self._run(timeout_ms, deadline, _admin.create_partitions, counts, validate_only=validate_only, wait=wait)
+
+    def delete_records(
+        self,
+        before: Mapping[tuple[str, int], int],
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], int]:
+        """Delete the records before ``{(topic, partition): offset}`` (-1: the high watermark, i.e. every
+        record); returns each partition's new low watermark (its first kept offset)."""
+        return self._run(timeout_ms, deadline, _admin.delete_records, before)
+
+    # ------------------------------------------------------------------------------------- configs
+    def describe_configs(
+        self,
+        resources: Iterable[ConfigResource | str],
+        *,
+        names: Iterable[str] | None = None,
+        synonyms: bool = False,
+        documentation: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[ConfigResource, dict[str, ConfigEntry]]:
+        """Configs of topics (plain names) or :class:`ConfigResource` s (``ConfigResource.broker(1)``, ...):
+        every config, or only ``names``; each with its value, source and flags (and ``synonyms``, the
+        values it would take from lower-precedence sources, when asked)."""
+        return self._run(
+            timeout_ms,
+            deadline,
+            _admin.describe_configs,
+            resources,
+            names=names,
+            synonyms=synonyms,
+            documentation=documentation,
+        )
+
+    def alter_configs(
+        self,
+        changes: Mapping[ConfigResource | str, Iterable[AlterConfigOp]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Change configs incrementally (KIP-339): ``{resource: [AlterConfigOp(name, op, value), ...]}``
+        with ``op`` ``"set"``, ``"delete"`` (back to the default), ``"append"`` or ``"subtract"`` (list
+        configs). Configs not named keep their values."""
+        self._run(timeout_ms, deadline, _admin.alter_configs, changes, validate_only=validate_only)
+
+    # -------------------------------------------------------------------------------------- groups
+    def list_groups(
+        self,
+        *,
+        states: Iterable[str] | None = None,
+        types: Iterable[str] | None = None,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> list[GroupListing]:
+        """Every group of the cluster (asking each broker), optionally only those in ``states``
+        (``"Empty"``, ``"Stable"``, ...) or of ``types`` (``"classic"``, ``"consumer"``, KIP-848)."""
+        return self._run(timeout_ms, deadline, _groups.list_groups, states=states, types=types)
+
+    def describe_groups(
+        self, groups: Iterable[str], *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> dict[str, GroupDescription]:
+        """``{group: GroupDescription}``: state, assignor and members with their decoded assignments.
+        A group that does not exist raises ``GroupIdNotFoundError`` (Kafka 4) or is reported ``Dead``."""
+        return self._run(timeout_ms, deadline, _groups.describe_groups, list(groups))
+
+    def delete_groups(
+        self,
+        groups: Iterable[str],
+        *,
+        missing_ok: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Delete groups with no active member and their committed offsets (``GroupNotEmptyError`` for an
+        active one; ``GroupIdNotFoundError`` for a missing one unless ``missing_ok``)."""
+        self._run(timeout_ms, deadline, _groups.delete_groups, list(groups), missing_ok=missing_ok)
+
+    def list_consumer_group_offsets(
+        self,
+        group: str,
+        partitions: Iterable[tuple[str, int]] | None = None,
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], GroupOffset]:
+        """``{(topic, partition): GroupOffset}``: committed offset, log end offset and lag, for every
+        partition the group has committed (or for ``partitions``; -1 / lag None where nothing is)."""
+        return self._run(timeout_ms, deadline, _groups.list_group_offsets, group, partitions)
+
+    def alter_consumer_group_offsets(
+        self,
+        group: str,
+        offsets: Mapping[tuple[str, int], int],
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Set ``group``'s committed offsets (the group must have no active member: the coordinator
+        refuses a commit from outside a live generation)."""
+        self._run(timeout_ms, deadline, _groups.alter_group_offsets, group, offsets)
+
+    def reset_consumer_group_offsets(
+        self,
+        group: str,
+        topics: Iterable[str | tuple[str, int]] | None = None,
+        *,
+        to: str | int | None = None,
+        to_timestamp: int | None = None,
+        shift_by: int | None = None,
+        dry_run: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], int]:
+        """Reset an inactive group's offsets as ``kafka-consumer-groups.sh --reset-offsets`` does and
+        return the new ones. ``topics``: names (all their partitions) and/or ``(topic, partition)``
+        pairs; None: every partition the group has committed. Exactly one of ``to="earliest"`` /
+        ``"latest"`` / an offset, ``to_timestamp`` (ms: the first offset at or after it, else the end)
+        or ``shift_by`` (from the committed offset). Offsets outside the log go to its nearer end.
+        ``dry_run``: compute only. Raises :class:`GroupNotInactiveError` when the group has members."""
+        return self._run(
+            timeout_ms,
+            deadline,
+            _groups.reset_group_offsets,
+            group,
+            topics,
+            to=to,
+            to_timestamp=to_timestamp,
+            shift_by=shift_by,
+            dry_run=dry_run,
+        )

@@ -1,0 +1,270 @@
+"""Consumer group administration on top of :class:`~kafkawire.client.cluster.Cluster`: list, describe and
+delete groups, read a group's committed offsets with the log end and lag, and set or reset them.
+
+What Kafka's ``kafka-consumer-groups.sh`` does, request for request: ListGroups goes to every broker
+(each lists the groups it coordinates), DescribeGroups / DeleteGroups / OffsetFetch / OffsetCommit to the
+group's coordinator (found again before each retry: NOT_COORDINATOR, a coordinator still loading). Resets
+follow the tool's rules: only a group with no active member (``Empty``, or one that does not exist yet) can
+be reset, an offset outside the log is moved to its nearer end, and a time no record reaches gives the end
+of the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import ProtocolError
+from ..protocol import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest
+from ..protocol.errors import GroupIdNotFoundError, UnknownTopicOrPartitionError
+from . import offsets as _offsets
+from .admin_types import GroupDescription, GroupListing, GroupOffset, MemberDescription
+from .cluster import Cluster, broker_error
+from .deadline import Deadline
+from .group import decode_assignment
+
+__all__ = [
+    "list_groups",
+    "describe_groups",
+    "delete_groups",
+    "list_group_offsets",
+    "alter_group_offsets",
+    "reset_group_offsets",
+    "GroupNotInactiveError",
+]
+
+#: OffsetFetch v10 (KIP-848) names topics by id only; asking for all of a group's topics by name needs v9.
+_LAST_BY_NAME = 9
+
+
+class GroupNotInactiveError(ValueError):
+    """A reset asked of a group that has active members (Kafka's tool refuses it the same way)."""
+
+
+def list_groups(
+    cluster: Cluster,
+    deadline: Deadline,
+    *,
+    states: Iterable[str] | None = None,
+    types: Iterable[str] | None = None,
+) -> list[GroupListing]:
+    """See :meth:`kafkawire.admin.Admin.list_groups`."""
+    state_filter = [s for s in states or ()]
+    type_filter = [t for t in types or ()]
+
+    def attempt(d: Deadline) -> list[GroupListing]:
+        cluster.fetch_metadata([], d)
+        found: dict[str, GroupListing] = {}
+        for node in sorted(cluster.brokers):
+            conn = cluster.connection(node, d)
+            version = conn.version_for(ListGroupsRequest)
+            req = ListGroupsRequest(
+                states_filter=state_filter if version >= 4 else [],
+                types_filter=type_filter if version >= 5 else [],
+            )
+            resp = conn.request(req, version, deadline=d)
+            err = broker_error(resp.error_code, None, f"list groups on broker {node}")
+            if err is not None:
+                raise err
+            for g in resp.groups:
+                found[g.group_id] = GroupListing(
+                    g.group_id, g.protocol_type, getattr(g, "group_state", "") or "", getattr(g, "group_type", "") or ""
+                )
+        out = list(found.values())
+        # Brokers too old to filter: filter here on what they said.
+        if state_filter:
+            wanted = {s.lower() for s in state_filter}
+            out = [g for g in out if not g.state or g.state.lower() in wanted]
+        if type_filter:
+            wanted = {t.lower() for t in type_filter}
+            out = [g for g in out if not g.type or g.type.lower() in wanted]
+        return sorted(out, key=lambda g: g.group_id)
+
+    return cluster.call(deadline, attempt, what="list groups", topics=[])
+
+
+def describe_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str]) -> dict[str, GroupDescription]:
+    """See :meth:`kafkawire.admin.Admin.describe_groups`."""
+    out: dict[str, GroupDescription] = {}
+    for group in groups:
+        out[group] = _describe_group(cluster, deadline, group)
+    return out
+
+
+def _describe_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDescription:
+    def attempt(d: Deadline, conn: Any) -> GroupDescription:
+        version = conn.version_for(DescribeGroupsRequest)
+        resp = conn.request(DescribeGroupsRequest(groups=[group]), version, deadline=d)
+        g = resp.groups[0]
+        err = broker_error(g.error_code, getattr(g, "error_message", None), f"describe group {group!r}")
+        if err is not None:
+            raise err
+        members = []
+        for m in g.members:
+            assignment: dict[str, list[int]] = {}
+            if g.protocol_type == "consumer" and m.member_assignment:
+                try:
+                    assignment = decode_assignment(m.member_assignment)
+                except ProtocolError:
+                    assignment = {}  # a member that is not a Kafka consumer after all: keep the raw bytes
+            members.append(
+                MemberDescription(
+                    m.member_id,
+                    getattr(m, "group_instance_id", None),
+                    m.client_id,
+                    m.client_host,
+                    assignment,
+                    bytes(m.member_assignment or b""),
+                )
+            )
+        return GroupDescription(
+            g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, conn.node_id
+        )
+
+    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe group {group!r}")
+
+
+def delete_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str], *, missing_ok: bool = False) -> None:
+    """See :meth:`kafkawire.admin.Admin.delete_groups`."""
+    for group in groups:
+
+        def attempt(d: Deadline, conn: Any, group: str = group) -> None:
+            resp = conn.request(DeleteGroupsRequest(groups_names=[group]), deadline=d)
+            for r in resp.results:
+                err = broker_error(r.error_code, getattr(r, "error_message", None), f"delete group {r.group_id!r}")
+                if err is None or (missing_ok and isinstance(err, GroupIdNotFoundError)):
+                    continue
+                raise err
+
+        _offsets._coordinator_call(cluster, deadline, group, attempt, f"delete group {group!r}")
+
+
+def _fetch_committed(
+    cluster: Cluster, deadline: Deadline, group: str
+) -> dict[tuple[str, int], tuple[int, str | None, int]]:
+    """Every committed offset of ``group``: OffsetFetch with a null topic list (all topics, v2+)."""
+
+    def attempt(d: Deadline, conn: Any) -> dict[tuple[str, int], tuple[int, str | None, int]]:
+        version = min(conn.version_for(OffsetFetchRequest, 2), _LAST_BY_NAME)
+        if version >= 8:
+            req = OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id=group, topics=None)])
+        else:
+            req = OffsetFetchRequest(group_id=group, topics=None)
+        resp = conn.request(req, version, deadline=d)
+        if version >= 8:
+            g = resp.groups[0]
+            code, topics = g.error_code, g.topics
+        else:
+            code, topics = getattr(resp, "error_code", 0) or 0, resp.topics
+        err = broker_error(code, None, f"committed offsets of group {group!r}")
+        if err is not None:
+            raise err
+        out = {}
+        for t in topics or ():
+            for p in t.partitions:
+                perr = broker_error(p.error_code, None, f"committed offset of {group}:{t.name}/{p.partition_index}")
+                if perr is not None and not isinstance(perr, UnknownTopicOrPartitionError):
+                    raise perr
+                if p.committed_offset >= 0:
+                    out[(t.name, p.partition_index)] = (
+                        p.committed_offset,
+                        p.metadata,
+                        getattr(p, "committed_leader_epoch", -1),
+                    )
+        return out
+
+    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"committed offsets of group {group!r}")
+
+
+def _log_offsets(cluster: Cluster, deadline: Deadline, topics: Iterable[str], ts: int) -> dict[tuple[str, int], int]:
+    out = {}
+    for t in sorted(set(topics)):
+        for p, lo in _offsets.list_offsets(cluster, deadline, t, None, ts, 0).items():
+            out[(t, p)] = lo.offset
+    return out
+
+
+def list_group_offsets(
+    cluster: Cluster,
+    deadline: Deadline,
+    group: str,
+    partitions: Iterable[tuple[str, int]] | None = None,
+) -> dict[tuple[str, int], GroupOffset]:
+    """See :meth:`kafkawire.admin.Admin.list_consumer_group_offsets`."""
+    committed = _fetch_committed(cluster, deadline, group)
+    wanted = sorted(committed) if partitions is None else sorted(set(partitions))
+    ends = _log_offsets(cluster, deadline, {t for t, _ in wanted}, _offsets.LATEST)
+    out = {}
+    for tp in wanted:
+        off, meta, epoch = committed.get(tp, (-1, None, -1))
+        out[tp] = GroupOffset(off, ends.get(tp, -1), meta, epoch)
+    return out
+
+
+def alter_group_offsets(
+    cluster: Cluster, deadline: Deadline, group: str, offsets: Mapping[tuple[str, int], int]
+) -> None:
+    """See :meth:`kafkawire.admin.Admin.alter_consumer_group_offsets`."""
+    _offsets.commit_offsets(cluster, deadline, group, {tp: int(o) for tp, o in offsets.items()})
+
+
+def reset_group_offsets(
+    cluster: Cluster,
+    deadline: Deadline,
+    group: str,
+    topics: Iterable[str | tuple[str, int]] | None,
+    *,
+    to: str | int | None = None,
+    to_timestamp: int | None = None,
+    shift_by: int | None = None,
+    dry_run: bool = False,
+) -> dict[tuple[str, int], int]:
+    """See :meth:`kafkawire.admin.Admin.reset_consumer_group_offsets`."""
+    chosen = [x is not None for x in (to, to_timestamp, shift_by)]
+    if sum(chosen) != 1:
+        raise ValueError("give exactly one of to= ('earliest', 'latest' or an offset), to_timestamp= or shift_by=")
+    if isinstance(to, str) and to not in ("earliest", "latest"):
+        raise ValueError(f"to must be 'earliest', 'latest' or an offset, not {to!r}")
+    try:
+        state = _describe_group(cluster, deadline, group)
+    except GroupIdNotFoundError:
+        state = None  # nobody ever used it: offsets can be set (the group is created empty)
+    if state is not None and state.state not in ("Empty", "Dead"):
+        raise GroupNotInactiveError(
+            f"assignments can only be reset if the group {group!r} is inactive, but the current state is {state.state}"
+        )
+    committed = _fetch_committed(cluster, deadline, group) if topics is None or shift_by is not None else {}
+    # Which partitions: the named ones, every partition of a named topic, or all the group has committed.
+    named_topics = sorted({x for x in topics or () if isinstance(x, str)})
+    parts = set(committed) if topics is None else {tuple(x) for x in topics if not isinstance(x, str)}
+    earliest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.EARLIEST)
+    latest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.LATEST)
+    parts |= {tp for tp in earliest if tp[0] in named_topics}
+    missing = sorted(tp for tp in parts if tp not in latest)
+    if missing:
+        raise UnknownTopicOrPartitionError(f"no such partition(s): {missing}")
+    at_time: dict[tuple[str, int], int] = {}
+    if to_timestamp is not None:
+        at_time = _log_offsets(cluster, deadline, {t for t, _ in parts}, int(to_timestamp))
+    out: dict[tuple[str, int], int] = {}
+    for tp in sorted(parts):
+        lo, hi = earliest[tp], latest[tp]
+        if to == "earliest":
+            target = lo
+        elif to == "latest":
+            target = hi
+        elif to is not None:
+            target = int(to)
+        elif to_timestamp is not None:
+            # No record at or after the time: the end of the log (Kafka's tool does the same).
+            target = at_time[tp] if at_time.get(tp, -1) >= 0 else hi
+        else:
+            base = committed.get(tp, (-1, None, -1))[0]
+            if base < 0:
+                raise ValueError(f"shift_by: group {group!r} has no committed offset for {tp[0]}/{tp[1]}")
+            target = base + int(shift_by or 0)
+        out[tp] = min(max(target, lo), hi)  # outside the log: its nearer end, as the tool warns and does
+    if not dry_run and out:
+        alter_group_offsets(cluster, deadline, group, out)
+    return out
+
