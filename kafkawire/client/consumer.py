@@ -17,6 +17,7 @@ can make it overrun. The consumer uses only the public :class:`~kafkawire.client
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from .coordinator import CommitFailedError, GroupMember, TopicPartition
 from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
 from .group import ASSIGNORS
+from .listeners import call_listener
 from .retry import is_retriable
 from .transaction import GroupMetadata
 
@@ -54,6 +56,14 @@ class Consumer:
     Java's names (``"range"``, ``"roundrobin"``). The coordinator chooses one that every member offers
     (each member votes for its most preferred such protocol), so members with different lists can share a
     group as long as the lists overlap.
+
+    ``listener``: rebalance callbacks (:mod:`kafkawire.client.listeners`), called from ``poll()`` /
+    ``close()`` where the Java consumer calls them. ``group_instance_id``: static membership (KIP-345):
+    ``close()`` does not leave the group, and a process restarted with the same id within
+    ``session_timeout_ms`` gets its assignment back without a rebalance; a second live process with the
+    same id is fenced (FencedInstanceIdError, fatal as in Java). ``metadata_max_age_ms``: how often a
+    pattern subscription is matched against the cluster's topics again. :meth:`pause` / :meth:`resume`
+    stop and restart fetching of single partitions without leaving the group.
 
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
     milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
@@ -88,6 +98,10 @@ class Consumer:
         max_wait_ms: int = 500,
         isolation: str = "read_uncommitted",
         partition_assignment_strategy: Sequence[str] = ("range", "roundrobin"),
+        listener: Any = None,
+        group_instance_id: str | None = None,
+        metadata_max_age_ms: float = 300_000,
+        exclude_internal_topics: bool = True,
         **client_options: Any,
     ) -> None:
         if isinstance(partition_assignment_strategy, str):
@@ -123,8 +137,16 @@ class Consumer:
         self.max_wait_ms = max_wait_ms
         self.isolation = isolation
         self.partition_assignment_strategy = tuple(strategies)
+        self.listener = listener
+        self.group_instance_id = group_instance_id
+        self.metadata_max_age_ms = metadata_max_age_ms
+        self.exclude_internal_topics = exclude_internal_topics
 
         self._subscription: list[str] | None = None
+        self._pattern: re.Pattern[str] | None = None
+        self._pattern_checked = float("-inf")  # time.monotonic() of the last metadata check of the pattern
+        self._paused: set[TopicPartition] = set()
+        self._listener_error: BaseException | None = None
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._member: GroupMember | None = None
@@ -136,21 +158,84 @@ class Consumer:
                 session_timeout_ms=session_timeout_ms,
                 rebalance_timeout_ms=rebalance_timeout_ms,
                 heartbeat_interval_ms=heartbeat_interval_ms,
+                group_instance_id=group_instance_id,
             )
         self._last_commit = time.monotonic()
         self._committed_positions: dict[TopicPartition, int] = {}
         self._high_watermarks: dict[TopicPartition, int] = {}
         self._counters = {"records_consumed": 0, "bytes_consumed": 0, "rebalances": 0, "commit_failures": 0}
+        self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
 
     # ---------------------------------------------------------------------------------- assignment
-    def subscribe(self, topics: Iterable[str]) -> None:
-        """Join ``group_id`` for ``topics``; partitions are assigned on the next :meth:`poll`."""
+    def subscribe(
+        self,
+        topics: Iterable[str] | None = None,
+        *,
+        pattern: str | re.Pattern[str] | None = None,
+        listener: Any = None,
+    ) -> None:
+        """Join ``group_id`` for ``topics``, or for every topic whose whole name matches ``pattern``;
+        partitions are assigned on the next :meth:`poll`.
+
+        A pattern is matched against the cluster's topics (internal ones left out unless
+        ``exclude_internal_topics=False``) now and again on every metadata refresh, every
+        ``metadata_max_age_ms``; when the matching set changes the member rejoins with it (Java's
+        ``subscribe(Pattern)``). ``listener`` (see :mod:`kafkawire.client.listeners`) replaces the one
+        given to the constructor.
+        """
         if self._member is None:
             raise ValueError("subscribe() needs a group_id")
-        self._subscription = sorted(set(topics))
+        if (topics is None) == (pattern is None):
+            raise ValueError("subscribe() takes topics or pattern=, not both")
+        if listener is not None:
+            self.listener = listener
+        if pattern is not None:
+            self._pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+            self._pattern_checked = float("-inf")
+            self._subscription = []
+        else:
+            assert topics is not None
+            if isinstance(topics, str):
+                topics = [topics]
+            self._pattern = None
+            self._subscription = sorted(set(topics))
         self._member.topics = list(self._subscription)
         self._member.needs_rejoin = True
+
+    def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
+        """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
+        if self._member is None or self._subscription is None:
+            return
+        deadline = self.client.deadline(timeout_ms)
+        try:
+            self._give_up_assignment(deadline)
+            self._member.leave(deadline, static_too=True)
+        finally:
+            self._subscription, self._pattern = None, None
+            self._member._left = False  # may subscribe again
+        self._raise_listener_error()
+
+    def subscription(self) -> list[str]:
+        """The topics subscribed to (for a pattern: those it matched at the last metadata refresh)."""
+        return list(self._subscription or [])
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop returning records of ``partitions`` (assigned ones) until :meth:`resume`; the group
+        membership goes on. As in Java, a rebalance forgets which partitions were paused."""
+        tps = set(partitions)
+        unassigned = tps - set(self._assignment)
+        if unassigned:
+            raise ValueError(f"pause: not assigned to this consumer: {_names(unassigned)}")
+        self._paused |= tps
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        """Return records of ``partitions`` again (partitions not paused are ignored)."""
+        self._paused -= set(partitions)
+
+    def paused(self) -> list[TopicPartition]:
+        """The partitions paused now."""
+        return sorted(self._paused)
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Read exactly these ``(topic, partition)`` pairs, outside any group rebalancing."""
@@ -158,6 +243,7 @@ class Consumer:
             raise ValueError("cannot assign() while subscribed")
         self._assignment = sorted(set(partitions))
         self._positions = {tp: p for tp, p in self._positions.items() if tp in self._assignment}
+        self._paused &= set(self._assignment)
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions this consumer reads now."""
@@ -178,7 +264,7 @@ class Consumer:
         :meth:`Producer.send_offsets_to_transaction` (KIP-447: offsets of a stale member are refused)."""
         if self.group_id is None:
             raise ValueError("group_metadata: the consumer has no group_id")
-        return GroupMetadata(self.group_id, self.generation, self.member_id, None)
+        return GroupMetadata(self.group_id, self.generation, self.member_id, self.group_instance_id)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""
@@ -229,7 +315,7 @@ class Consumer:
         member may even have read and committed the partition meanwhile.
         """
         assert self._member is not None
-        before = set(self._assignment)
+        before = self._given_up
         after = set(assigned)
         self._counters["rebalances"] += 1
         log.info(
@@ -244,7 +330,69 @@ class Consumer:
         self._assignment = sorted(after)
         self._positions.clear()
         self._committed_positions.clear()
+        self._paused.clear()
         self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
+        # After the state is in place, so that the listener may seek() or pause() the new partitions.
+        self._fire("assigned", self._assignment)
+
+    def _give_up_assignment(self, deadline: Deadline) -> None:
+        """Before rejoining (eager protocol), leaving or unsubscribing: hand every partition back.
+
+        Still a member of the generation: ``on_partitions_revoked``, then the auto-commit of the
+        positions reached (after the callback, so what it processed is committed). No longer a member
+        (the generation was fenced or the session expired): ``on_partitions_lost`` and no commit, the
+        partitions may already be someone else's. Nothing held: no callback (as in Java).
+        """
+        assert self._member is not None
+        held = list(self._assignment)
+        if held:
+            if self._member.generation >= 0:
+                self._fire("revoked", held)
+                try:
+                    self._maybe_commit(deadline, force=True)
+                except Exception as e:
+                    log.warning("group %s: commit before giving up %s failed: %s", self.group_id, _names(held), e)
+            else:
+                self._fire("lost", held)
+        self._given_up = set(held)
+        self._assignment = []
+        self._positions.clear()
+        self._committed_positions.clear()
+        self._paused.clear()
+
+    def _fire(self, event: str, partitions: list[TopicPartition]) -> None:
+        err = call_listener(self.listener, event, partitions)
+        if err is not None:
+            log.error("group %s: on_partitions_%s raised %r", self.group_id, event, err)
+            if self._listener_error is None:
+                self._listener_error = err
+
+    def _raise_listener_error(self) -> None:
+        err, self._listener_error = self._listener_error, None
+        if err is not None:
+            raise err
+
+    def _refresh_pattern(self, deadline: Deadline) -> None:
+        """Match the pattern against the cluster's topics when the metadata is older than
+        ``metadata_max_age_ms``; rejoin when the set of matching topics changed."""
+        assert self._member is not None and self._pattern is not None
+        now = time.monotonic()
+        if (now - self._pattern_checked) * 1000 < self.metadata_max_age_ms:
+            return
+        meta = self.client.metadata(None, deadline=deadline)
+        self._pattern_checked = now
+        matched = sorted(
+            name
+            for name, tm in meta.topics.items()
+            if tm.error is None
+            and not (self.exclude_internal_topics and (tm.is_internal or name.startswith("__")))
+            and self._pattern.fullmatch(name)
+        )
+        if matched != self._subscription:
+            log.info("group %s: pattern %r now matches %s", self.group_id, self._pattern.pattern, matched)
+            self._subscription = matched
+            self._member.topics = list(matched)
+            self._member.needs_rejoin = True
 
     def _heartbeat(self, deadline: Deadline) -> None:
         assert self._member is not None
@@ -253,9 +401,8 @@ class Consumer:
         if err is None:
             return
         if isinstance(err, RebalanceInProgressError):
-            log.info("group %s: rebalance announced; committing, then rejoining", self.group_id)
-            # Still a member of this generation: commit what was read while the partitions are ours.
-            self._maybe_commit(deadline, force=True)
+            # Still a member of this generation: the rejoin (next step of this poll) revokes and commits.
+            log.info("group %s: rebalance announced; revoking, committing, then rejoining", self.group_id)
         elif was_active:
             log.warning(
                 "group %s: membership lost (%s); partitions %s revoked, rejoining",
@@ -374,12 +521,18 @@ class Consumer:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
         member = self._member
         if member is not None and self._subscription is not None:
+            if self._pattern is not None:
+                self._refresh_pattern(deadline)
             self._heartbeat(deadline)
             if member.needs_rejoin:
+                # Once per rebalance: after this the assignment is empty until the join completes.
+                self._give_up_assignment(deadline)
+                self._raise_listener_error()
                 assigned = member.join(deadline)
                 if assigned is None:
                     return {}  # the rebalance is still under way; the next poll resumes it
                 self._assigned(assigned)
+                self._raise_listener_error()
         self._maybe_commit(deadline)
         if not self._assignment:
             deadline.sleep(0.05)
@@ -390,8 +543,12 @@ class Consumer:
             return {}  # too little left for a round trip: not worth a request
         # Leave the broker room to answer before our deadline: ask it to wait at most 80% of what is left.
         wait = int(max(0, min(self.max_wait_ms, left_ms * 0.8)))
+        fetchable = [tp for tp in self._assignment if tp not in self._paused]
+        if not fetchable:
+            deadline.sleep(min(0.05, deadline.remaining()))
+            return {}
         results = self.client.fetch_many(
-            {tp: self._positions[tp] for tp in self._assignment},
+            {tp: self._positions[tp] for tp in fetchable},
             max_bytes=self.max_bytes,
             partition_max_bytes=self.partition_max_bytes,
             max_wait_ms=wait,
@@ -463,10 +620,9 @@ class Consumer:
         try:
             member = self._member
             if member is not None and self._subscription is not None:
-                try:
-                    self._maybe_commit(deadline, force=True)  # only while a member of a generation
-                except Exception as e:
-                    log.warning("group %s: final commit failed: %s", self.group_id, e)
+                # Listener, then the final auto-commit (only while a member of a generation; never raises).
+                self._give_up_assignment(deadline)
+                self._listener_error = None  # already logged; close() never raises
                 # Leave even in the middle of a rebalance (as the Java consumer does once it has a member
                 # id): the coordinator then completes it without waiting for us.
                 member.leave(deadline)

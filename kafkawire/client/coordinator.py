@@ -73,8 +73,10 @@ class GroupMember:
         session_timeout_ms: int,
         rebalance_timeout_ms: int,
         heartbeat_interval_ms: float,
+        group_instance_id: str | None = None,
     ) -> None:
         self.client = client
+        self.group_instance_id = group_instance_id
         self.group_id = group_id
         self.assignors = tuple(assignors)
         self.session_timeout_ms = session_timeout_ms
@@ -215,6 +217,7 @@ class GroupMember:
             session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms,
             member_id=self.member_id,
+            group_instance_id=self.group_instance_id,
             protocol_type="consumer",
             # One protocol per assignor, most preferred first; the subscription is the same for each
             # (v0 of ConsumerProtocolSubscription carries no assignor state).
@@ -224,7 +227,15 @@ class GroupMember:
         )
         # The coordinator may hold it up to the rebalance timeout, and then the answer must still arrive.
         wait_ms = self.rebalance_timeout_ms + conn.request_timeout_ms
-        resp = conn.request(join, conn.version_for(JoinGroupRequest), timeout_ms=wait_ms)
+        version = conn.version_for(JoinGroupRequest)
+        if self.group_instance_id is not None and version < 5:
+            # KIP-345 needs JoinGroup v5; joining as a dynamic member instead would silently lose the
+            # "restart without a rebalance" the caller asked for.
+            raise KafkaClientError(
+                f"group {self.group_id!r}: the coordinator does not support static membership "
+                f"(group_instance_id needs JoinGroup v5+, it offers v{version})"
+            )
+        resp = conn.request(join, version, timeout_ms=wait_ms)
         if self._left:
             return None
         err = broker_error(resp.error_code, None, f"join group {self.group_id!r}")
@@ -233,6 +244,7 @@ class GroupMember:
             # predate KIP-394: the same answer works.)
             self.member_id = resp.member_id
             return None
+        _raise_if_fenced(err)
         if isinstance(err, _MEMBERSHIP_LOST):
             self.reset(err)
             return None
@@ -246,12 +258,15 @@ class GroupMember:
         # have chosen among what we offered, so fall back to our first choice.
         protocol = resp.protocol_name or self.assignors[0]
         assignments = []
-        if resp.leader == resp.member_id:
+        if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
+            # KIP-814: a static leader that rejoined without a rebalance is told to skip the assignment;
+            # SyncGroup with no assignments then hands back the current one.
             assignments = self._assign_as_leader(protocol, resp.members, Deadline.from_ms(conn.request_timeout_ms))
         sync = SyncGroupRequest(
             group_id=self.group_id,
             generation_id=generation,
             member_id=self.member_id,
+            group_instance_id=self.group_instance_id,
             protocol_type="consumer",
             protocol_name=protocol,
             assignments=assignments,
@@ -260,6 +275,7 @@ class GroupMember:
         if self._left:
             return None
         serr = broker_error(sresp.error_code, None, f"sync group {self.group_id!r}")
+        _raise_if_fenced(serr)
         if isinstance(serr, _MEMBERSHIP_LOST):
             self.reset(serr)
             return None
@@ -303,7 +319,12 @@ class GroupMember:
             with self.client.lock:
                 conn = self._conn(deadline)
                 resp = conn.request(
-                    HeartbeatRequest(group_id=self.group_id, generation_id=self.generation, member_id=self.member_id),
+                    HeartbeatRequest(
+                        group_id=self.group_id,
+                        generation_id=self.generation,
+                        member_id=self.member_id,
+                        group_instance_id=self.group_instance_id,
+                    ),
                     deadline=deadline,
                 )
         except Exception as e:
@@ -319,6 +340,7 @@ class GroupMember:
         if isinstance(err, RebalanceInProgressError):
             self.needs_rejoin = True
             return err
+        _raise_if_fenced(err)
         if isinstance(err, _MEMBERSHIP_LOST):
             self.reset(err)
             return err
@@ -343,6 +365,7 @@ class GroupMember:
                 deadline=deadline,
             )
         except (RebalanceInProgressError, *_MEMBERSHIP_LOST) as e:
+            _raise_if_fenced(e)
             if isinstance(e, RebalanceInProgressError):
                 self.needs_rejoin = True
             else:
@@ -350,16 +373,20 @@ class GroupMember:
             raise CommitFailedError(f"group {self.group_id!r}: commit refused, the group rebalanced: {e}") from e
 
     # ----------------------------------------------------------------------------------------- leave
-    def leave(self, deadline: Deadline) -> None:
+    def leave(self, deadline: Deadline, *, static_too: bool = False) -> None:
         """LeaveGroup, so the others take over at once instead of after the session timeout. Never
         raises: leaving is a courtesy (the session expires anyway), and a coordinator's bad answer to a
-        goodbye is no reason to fail a clean shutdown."""
+        goodbye is no reason to fail a clean shutdown.
+
+        A static member (``group_instance_id``, KIP-345) does not send LeaveGroup unless ``static_too``:
+        like the Java consumer's ``close()``, it keeps its place so that a restart within the session
+        timeout gets its assignment back without a rebalance."""
         self._left = True
-        pending = self._pending
-        if self._join_conn is not None and (pending is None or pending.done.is_set()):
-            self._join_conn.close()
-        # A JoinGroup still awaited is abandoned: its thread closes its connection when the answer comes
-        # (it sets ``done`` before looking at ``_left``, so one of the two always closes it).
+        if self.group_instance_id is not None and not static_too:
+            self._drop_join_conn()
+            self.generation, self.needs_rejoin = -1, True
+            return
+        self._drop_join_conn()
         if self.member_id:
             try:
                 with self.client.lock:
@@ -368,7 +395,11 @@ class GroupMember:
                     if version >= 3:
                         req = LeaveGroupRequest(
                             group_id=self.group_id,
-                            members=[LeaveGroupRequest.MemberIdentity(member_id=self.member_id)],
+                            members=[
+                                LeaveGroupRequest.MemberIdentity(
+                                    member_id=self.member_id, group_instance_id=self.group_instance_id
+                                )
+                            ],
                         )
                     else:
                         req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
@@ -379,6 +410,20 @@ class GroupMember:
             except Exception as e:
                 log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
         self.member_id, self.generation, self.needs_rejoin = "", -1, True
+
+    def _drop_join_conn(self) -> None:
+        pending = self._pending
+        if self._join_conn is not None and (pending is None or pending.done.is_set()):
+            self._join_conn.close()
+        # A JoinGroup still awaited is abandoned: its thread closes its connection when the answer comes
+        # (it sets ``done`` before looking at ``_left``, so one of the two always closes it).
+
+
+def _raise_if_fenced(err: BaseException | None) -> None:
+    """FENCED_INSTANCE_ID: another process joined with this ``group_instance_id``. Fatal, as in the Java
+    consumer: rejoining would fence that process in turn, and the two would take turns forever."""
+    if isinstance(err, FencedInstanceIdError):
+        raise err
 
 
 class _PendingJoin:

@@ -1,0 +1,230 @@
+"""The consumer features a Java client user reaches for first, against Apache Kafka (issue 16).
+
+Rebalance listeners (called where the Java consumer calls them), ``pause`` / ``resume``, pattern
+subscription re-evaluated on metadata refresh, and static membership (KIP-345).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+
+from kafkawire.client import Client, Consumer
+from kafkawire.client.listeners import ConsumerRebalanceListener
+from kafkawire.testing import Broker, start_broker
+
+pytestmark = pytest.mark.broker
+
+TP = tuple[str, int]
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[Broker]:
+    """Apache Kafka allowing 1 s sessions (a stalled member expires quickly) and no initial rebalance delay."""
+    broker = start_broker("kafka", config={"group.min.session.timeout.ms": 1000, "group.initial.rebalance.delay.ms": 0})
+    yield broker
+    broker.stop()
+
+
+class Recorder(ConsumerRebalanceListener):
+    """Records each callback; in ``on_partitions_revoked`` also what the group had committed then."""
+
+    def __init__(self, consumer_ref: Callable[[], Consumer] | None = None) -> None:
+        self.events: list[tuple[str, list[TP]]] = []
+        self.committed_at_revoke: dict[TP, int] = {}
+        self.consumer_ref = consumer_ref
+
+    def on_partitions_revoked(self, partitions: list[TP]) -> None:
+        self.events.append(("revoked", partitions))
+        if self.consumer_ref is not None and partitions:
+            self.committed_at_revoke = self.consumer_ref().committed(partitions)
+
+    def on_partitions_assigned(self, partitions: list[TP]) -> None:
+        self.events.append(("assigned", partitions))
+
+    def on_partitions_lost(self, partitions: list[TP]) -> None:
+        self.events.append(("lost", partitions))
+
+
+def _poll_until(consumers: Sequence[Consumer], done: Callable[[], bool], timeout: float = 60.0) -> dict[TP, list]:
+    """Poll every consumer in turn until ``done()``; the values read per partition."""
+    got: dict[TP, list] = {}
+    end = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < end, "condition not reached in time"
+        for c in consumers:
+            for tp, cols in c.poll(1000).items():
+                got.setdefault(tp, []).extend(cols.value)
+    return got
+
+
+def _read(consumer: Consumer, enough: Callable[[dict[TP, list]], bool], timeout: float = 30.0) -> dict[TP, list]:
+    """Poll ``consumer`` until ``enough(values read per partition)``."""
+    got: dict[TP, list] = {}
+    end = time.monotonic() + timeout
+    while not enough(got):
+        assert time.monotonic() < end, f"read only { ({tp: len(v) for tp, v in got.items()}) }"
+        for tp, cols in consumer.poll(1000).items():
+            got.setdefault(tp, []).extend(cols.value)
+    return got
+
+
+def _produce(bootstrap: str, topic: str, per_partition: dict[int, int]) -> None:
+    with Client(bootstrap) as c:
+        for p, n in per_partition.items():
+            c.produce(topic, [f"{topic}-{p}-{i}".encode() for i in range(n)], partition=p)
+
+
+def test_listener_revoked_runs_before_the_auto_commit_then_assigned(kafka, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 2})
+    _produce(kafka.bootstrap, topic, {0: 10, 1: 10})
+    opts = dict(group_id=group, auto_offset_reset="earliest", auto_commit_interval_ms=3_600_000)
+    a_events = Recorder(lambda: a)
+    a = Consumer(kafka.bootstrap, listener=a_events, **opts)
+    a.subscribe([topic])
+    b = Consumer(kafka.bootstrap, **opts)
+    _read(a, lambda got: sum(map(len, got.values())) >= 20)
+    assert a_events.events == [("assigned", [(topic, 0), (topic, 1)])]
+    # The auto-commit interval is an hour: nothing committed yet.
+    assert a.committed([(topic, 0), (topic, 1)]) == {(topic, 0): -1, (topic, 1): -1}
+
+    b.subscribe([topic])
+    try:
+        _poll_until([a, b], lambda: len(a.assignment()) == 1 and len(b.assignment()) == 1)
+        kinds = [e for e, _ in a_events.events]
+        assert kinds == ["assigned", "revoked", "assigned"]
+        assert a_events.events[1][1] == [(topic, 0), (topic, 1)]  # eager: everything is revoked
+        assert a_events.events[2][1] == a.assignment()
+        # Revoked ran while nothing was committed; the auto-commit right after it committed the positions.
+        assert a_events.committed_at_revoke == {(topic, 0): -1, (topic, 1): -1}
+        assert a.committed([(topic, 0), (topic, 1)]) == {(topic, 0): 10, (topic, 1): 10}
+    finally:
+        b.close()
+    # b left: a gets both partitions again (revoked its one, then assigned both).
+    _poll_until([a], lambda: len(a.assignment()) == 2)
+    assert [e for e, _ in a_events.events][-2:] == ["revoked", "assigned"]
+    a.close()
+    # close() revokes too, as Java's close() does for a member of a live generation.
+    assert a_events.events[-1] == ("revoked", [(topic, 0), (topic, 1)])
+
+
+def test_listener_lost_when_the_session_expired_and_nothing_is_committed(kafka, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 1})
+    _produce(kafka.bootstrap, topic, {0: 5})
+    events = Recorder()
+    cons = Consumer(
+        kafka.bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        auto_commit_interval_ms=3_600_000,
+        session_timeout_ms=1000,
+        heartbeat_interval_ms=200,
+        listener=events,
+    )
+    cons.subscribe([topic])
+    try:
+        _read(cons, lambda got: len(got.get((topic, 0), [])) == 5)
+        # Stop polling past the session timeout: the coordinator removes the member.
+        time.sleep(2.5)
+        _poll_until([cons], lambda: len(events.events) >= 3)
+        assert [e for e, _ in events.events] == ["assigned", "lost", "assigned"]
+        assert events.events[1][1] == [(topic, 0)]
+        # lost: no commit of the positions reached (the partition may have been someone else's).
+        assert cons.committed([(topic, 0)]) == {(topic, 0): -1}
+    finally:
+        cons.close()
+
+
+def test_pause_stops_a_partition_and_resume_restarts_it(kafka, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 2})
+    _produce(kafka.bootstrap, topic, {0: 7, 1: 9})
+    cons = Consumer(kafka.bootstrap, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False)
+    cons.subscribe([topic])
+    try:
+        # The listener pauses p0 as soon as it is assigned, before anything was fetched (a Java idiom).
+        cons.listener = type("PauseP0", (), {"on_partitions_assigned": lambda _, ps: cons.pause([(topic, 0)])})()
+        read = _read(cons, lambda got: len(got.get((topic, 1), [])) == 9)
+        assert cons.paused() == [(topic, 0)]
+        assert (topic, 0) not in read
+        for _ in range(3):  # still nothing from the paused partition
+            assert (topic, 0) not in cons.poll(1000)
+        cons.resume([(topic, 0)])
+        assert cons.paused() == []
+        read = _read(cons, lambda got: len(got.get((topic, 0), [])) == 7)
+        assert read[(topic, 0)] == [f"{topic}-0-{i}".encode() for i in range(7)]
+        with pytest.raises(ValueError):
+            cons.pause([(topic, 5)])
+    finally:
+        cons.close()
+
+
+def test_pattern_subscription_picks_up_a_new_topic_on_metadata_refresh(kafka, topic_name):
+    prefix = topic_name("pat")
+    first, second, other = f"{prefix}-a", f"{prefix}-b", f"x{prefix}-c"
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({first: 1, other: 1})
+    _produce(kafka.bootstrap, first, {0: 3})
+    events = Recorder()
+    cons = Consumer(
+        kafka.bootstrap,
+        group_id=topic_name("g"),
+        auto_offset_reset="earliest",
+        metadata_max_age_ms=500,
+        listener=events,
+    )
+    cons.subscribe(pattern=re.compile(re.escape(prefix) + r"-.*"))
+    try:
+        _read(cons, lambda got: len(got.get((first, 0), [])) == 3)
+        assert cons.subscription() == [first]  # the full name must match: x<prefix>-c does not
+        with Client(kafka.bootstrap) as c:
+            c.create_topics({second: 2})
+        _produce(kafka.bootstrap, second, {0: 2, 1: 2})
+        _read(cons, lambda got: len(got.get((second, 0), [])) + len(got.get((second, 1), [])) == 4)
+        assert cons.subscription() == [first, second]
+        assert sorted(cons.assignment()) == [(first, 0), (second, 0), (second, 1)]
+        assert events.events[-1] == ("assigned", [(first, 0), (second, 0), (second, 1)])
+    finally:
+        cons.close()
+
+
+def test_static_member_restarted_within_the_session_keeps_its_assignment_without_a_rebalance(kafka, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 4})
+    opts = dict(group_id=group, auto_offset_reset="earliest", session_timeout_ms=20_000)
+    a_events, b_events = Recorder(), Recorder()
+    a = Consumer(kafka.bootstrap, group_instance_id="a", listener=a_events, **opts)
+    b = Consumer(kafka.bootstrap, group_instance_id="b", listener=b_events, **opts)
+    a.subscribe([topic])
+    b.subscribe([topic])
+    a2 = None
+    try:
+        _poll_until([a, b], lambda: len(a.assignment()) + len(b.assignment()) == 4 and a.assignment() != [])
+        # Let the group settle (a second generation when b joined after a's first assignment).
+        _poll_until([a, b], lambda: len(a.assignment()) == 2 and len(b.assignment()) == 2)
+        a_parts, generation = a.assignment(), a.generation
+        b_events_before = list(b_events.events)
+        a.close()  # a static member does not leave the group
+        a2 = Consumer(kafka.bootstrap, group_instance_id="a", **opts)
+        a2.subscribe([topic])
+        _poll_until([a2, b], lambda: a2.assignment() != [])
+        for _ in range(5):  # b's heartbeats go on: no rebalance announced to it
+            b.poll(1000)
+            a2.poll(1000)
+        assert a2.assignment() == a_parts
+        assert a2.generation == generation
+        assert b.generation == generation
+        assert b_events.events == b_events_before
+    finally:
+        for c in (a2, b):
+            if c is not None:
+                c.close()
