@@ -1,8 +1,11 @@
 """``kafkawire broker``: run an embedded development broker on loopback until Ctrl-C or SIGTERM.
 
-The brokers come from PyPI wheels (see :mod:`kafkawire.testing.brokers`): ``noida`` (noida-db, keeps its
-data in ``--data-dir`` across runs) and ``tansu`` (memory only). The command prints the broker's
-address as the first line on stdout (``127.0.0.1:PORT``), so a script can read it, then waits.
+``kafka`` is Apache Kafka itself (KRaft, one JVM; its jars come from Maven Central on first use and need
+Java 17, see :mod:`kafkawire.testing.kafka`): the reference broker, keeping its logs in ``--data-dir``
+across runs. ``noida`` (noida-db, also keeps its data in ``--data-dir``) and ``tansu`` (memory only) come
+from PyPI wheels (see :mod:`kafkawire.testing.brokers`) and start in milliseconds, but depart from Kafka
+in ways ``docs/BROKERS.md`` lists. The command prints the broker's address as the first line on stdout
+(``127.0.0.1:PORT``), so a script can read it, then waits.
 """
 
 from __future__ import annotations
@@ -17,20 +20,31 @@ from ._common import CliError
 
 __all__ = ["add_arguments", "run"]
 
+_DEFAULT_STARTUP_TIMEOUT = 30.0
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``kafkawire broker``."""
     parser.add_argument(
         "--kind",
-        choices=("noida", "tansu"),
+        choices=("noida", "tansu", "kafka"),
         default="noida",
-        help="noida: noida-db (persistent with --data-dir); tansu: Tansu, in memory (default: noida)",
+        help="noida: noida-db (persistent with --data-dir); tansu: Tansu, in memory; kafka: Apache Kafka "
+        "(needs Java 17; persistent with --data-dir) (default: noida)",
     )
     parser.add_argument("--port", type=int, help="listen on this loopback port (default: a free one)")
     parser.add_argument(
-        "--data-dir", metavar="DIR", help="noida: keep the data in DIR across runs (default: a temporary directory)"
+        "--data-dir",
+        metavar="DIR",
+        help="noida, kafka: keep the data in DIR across runs (default: a temporary directory)",
     )
-    parser.add_argument("--startup-timeout", type=float, default=30.0, metavar="SECONDS")
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=_DEFAULT_STARTUP_TIMEOUT,
+        metavar="SECONDS",
+        help="give up if the broker is not serving after this long (default: 30; 120 for kafka)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,10 +56,16 @@ def run(args: argparse.Namespace) -> int:
         if not 0 < args.port < 65536:
             raise CliError(f"bad --port {args.port}")
         options["port"] = args.port
+    if args.startup_timeout == _DEFAULT_STARTUP_TIMEOUT and args.kind == "kafka":
+        options["startup_timeout"] = 120.0  # a JVM, and the jars resolved from Maven Central the first time
     if args.data_dir is not None:
-        if args.kind != "noida":
-            raise CliError("--data-dir needs --kind noida (Tansu here keeps its data in memory only)")
-        options["data_dir"] = args.data_dir
+        if args.kind == "tansu":
+            raise CliError("--data-dir needs --kind noida or kafka (Tansu here keeps its data in memory only)")
+        if args.kind == "kafka":
+            # Kafka's log directories (and its config) live under the broker's directory; keep them.
+            options.update(log_dir=args.data_dir, keep_files=True)
+        else:
+            options["data_dir"] = args.data_dir
 
     stop = threading.Event()
     received: list[int] = []

@@ -1,8 +1,9 @@
 """``kafkawire demo``: clickstream JSON events → Kafka → Spark (through kafkawire) → windowed aggregates → Parquet.
 
-By default everything runs on this machine: an embedded broker (noida-db from its PyPI wheel) on a free
-loopback port and a ``local[2]`` Spark session. ``--bootstrap`` points the pipeline at any other Kafka
-cluster and ``--master`` at any other Spark master (whose executors must have kafkawire installed).
+By default everything runs on this machine: an embedded broker (noida-db from its PyPI wheel, or Apache
+Kafka itself with ``--broker kafka``) on a free loopback port and a ``local[2]`` Spark session.
+``--bootstrap`` points the pipeline at any other Kafka cluster and ``--master`` at any other Spark master
+(whose executors must have kafkawire installed).
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--topic", default="clickstream")
     parser.add_argument("--bootstrap", help="an existing Kafka cluster (default: start an embedded broker)")
-    parser.add_argument("--broker", default="noida", choices=["noida", "tansu"], help="embedded broker kind")
+    parser.add_argument(
+        "--broker",
+        default="noida",
+        choices=["noida", "tansu", "kafka"],
+        help="embedded broker kind (kafka: Apache Kafka itself, needs Java 17; default noida)",
+    )
     parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     parser.add_argument("--output", default="out/clickstream-aggregates", help="Parquet output directory")
     parser.add_argument("--compression", default="lz4", help="producer compression (none/gzip/snappy/lz4/zstd)")

@@ -408,7 +408,8 @@ class ApacheKafkaBroker(SubprocessBroker):
         return self._jvm("kafka.Kafka", str(self.properties_path))
 
     def _format_storage(self) -> None:
-        self.cluster_id = self.cluster_id or _kraft_cluster_id()
+        # A log directory formatted by an earlier broker keeps its cluster id (StorageTool refuses another).
+        self.cluster_id = self.cluster_id or _stored_cluster_id(self.data_dir) or _kraft_cluster_id()
         cmd = self._jvm(
             "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.properties_path),
             "--ignore-formatted",
@@ -534,6 +535,19 @@ def _check_users(users: Mapping[str, str]) -> None:
             bad = sorted(set(text) & set('",[]=\\ ;'))
             if not text or bad:
                 raise ValueError(f"{what} {text!r} is empty or contains {bad}, which the broker config cannot carry")
+
+
+def _stored_cluster_id(data_dir: Path) -> str:
+    """The ``cluster.id`` in ``data_dir/meta.properties`` when the directory was formatted before, else ""."""
+    try:
+        lines = (data_dir / "meta.properties").read_text().splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "cluster.id":
+            return value.strip()
+    return ""
 
 
 def _kraft_cluster_id() -> str:

@@ -356,6 +356,28 @@ def test_broker_command_serves_and_keeps_data_dir(tmp_path: Path) -> None:
     assert rc == 0
 
 
+def test_broker_command_kafka_keeps_data_dir(tmp_path: Path) -> None:
+    """`kafkawire broker --kind kafka`: Apache Kafka itself; SIGTERM is its controlled shutdown, and a second
+    run on the same --data-dir serves what the first one acknowledged."""
+    data = tmp_path / "kafka-data"
+    proc, addr = _run_broker(["--kind", "kafka", "--data-dir", str(data)])
+    try:
+        assert main(["topics", "create", "kept", "--bootstrap", addr, "-p", "2"]) == 0
+        with Client(addr) as client:
+            client.produce("kept", [b"survives", b"restart"], partition=1)
+    finally:
+        rc, err = _stop_broker(proc, signal.SIGTERM)
+    assert rc == 0 and b"SIGTERM: broker stopped" in err
+    assert (data / "server.properties").exists()  # the broker's files stayed where they were asked to
+    proc, addr = _run_broker(["--kind", "kafka", "--data-dir", str(data)])
+    try:
+        with Client(addr) as client:
+            assert client.fetch("kept", 1, 0).value.to_pylist() == [b"survives", b"restart"]
+    finally:
+        rc, _ = _stop_broker(proc, signal.SIGINT)
+    assert rc == 0
+
+
 def test_broker_command_tansu_and_bad_options(capsys: pytest.CaptureFixture) -> None:
     proc, addr = _run_broker(["--kind", "tansu"])
     try:
@@ -366,7 +388,7 @@ def test_broker_command_tansu_and_bad_options(capsys: pytest.CaptureFixture) -> 
         rc, _ = _stop_broker(proc, signal.SIGINT)
     assert rc == 0
     assert main(["broker", "--kind", "tansu", "--data-dir", "/tmp/x"]) == 1
-    assert "--data-dir needs --kind noida" in capsys.readouterr().err
+    assert "--data-dir needs --kind noida or kafka" in capsys.readouterr().err
 
 
 def test_stop_signal_during_a_write_waits_until_the_batch_is_counted() -> None:
