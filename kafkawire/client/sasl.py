@@ -104,6 +104,11 @@ class ScramMechanism:
     (``ScramFormatter``); credentials created by Kafka tools therefore match.
     """
 
+    # Why not the maintained ``scramp`` package: its ScramClient always applies SASLprep (RFC 4013) to the
+    # user name and password, which Kafka does not. A password that SASLprep changes (NFKC-normalised
+    # characters such as "\ufb01", non-ASCII spaces mapped to " ", soft hyphens removed) or refuses (control
+    # characters) would then fail against a Kafka broker that stored its UTF-8 bytes as given.
+
     def __init__(self, mechanism: str, username: str, password: str, *, nonce: str | None = None) -> None:
         mechanism = mechanism.upper()
         if mechanism == "SCRAM-SHA-256":
