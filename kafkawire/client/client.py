@@ -129,7 +129,9 @@ class Client:
         self.sasl: SaslConfig | None = None
         if protocol.startswith("SASL") and (sasl_mechanism or "").upper() == "OAUTHBEARER":
             # RFC 7628: a bearer token from the provider instead of a password.
-            self.sasl = SaslConfig("OAUTHBEARER", sasl_username or "", "", token_provider=sasl_oauth_token_provider)
+            self.sasl = SaslConfig(
+                "OAUTHBEARER", sasl_username or "<bearer token>", "", token_provider=sasl_oauth_token_provider
+            )
         elif protocol.startswith("SASL"):
             if not sasl_mechanism or sasl_username is None or sasl_password is None:
                 raise ValueError(f"{protocol} needs sasl_mechanism, sasl_username and sasl_password")
