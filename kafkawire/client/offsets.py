@@ -182,6 +182,11 @@ def committed(
                     for t, ps in by_topic.items()
                 ],
             )
+        if version >= 7:
+            # KIP-447: wait for (UNSTABLE_OFFSET_COMMIT, retried) rather than skip offsets a transaction is still
+            # committing; a consume-transform-produce member starting right after a commit would read the
+            # offset before it and process those records twice.
+            req.require_stable = True
         resp = conn.request(req, version, deadline=d)
         if version >= 8:
             g = resp.groups[0]
