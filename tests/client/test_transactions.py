@@ -266,6 +266,7 @@ class _ScriptedCoordinator:
         self.script = script
         self.stall: dict[int, int] = {}
         self.produced: list[tuple[int, Any]] = []  # (version, request)
+        self.inits: list[tuple[int, Any]] = []  # (version, InitProducerId request)
         self.seen: list[tuple[int, int]] = []  # (api key, version) of every request
         self.server = FakeKafkaBroker(self.respond, _VERSIONS)
 
@@ -302,8 +303,10 @@ class _ScriptedCoordinator:
             c = p.FindCoordinatorResponse.Coordinator(key="x", node_id=1, host="127.0.0.1", port=port, error_code=0)
             return p.FindCoordinatorResponse(coordinators=[c])
         if key == 22:
+            self.inits.append((version, request))
             code = self.code(22)
-            return p.InitProducerIdResponse(error_code=code, producer_id=7 if not code else -1, producer_epoch=3)
+            epoch = 3 + sum(1 for _v, r in self.inits if r.producer_id >= 0)  # a KIP-360 bump raises the epoch
+            return p.InitProducerIdResponse(error_code=code, producer_id=7 if not code else -1, producer_epoch=epoch)
         if key == 24:
             code = self.code(24)
             results = [
@@ -434,3 +437,29 @@ def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str,
         end_transaction(client, aborted, commit=False)
         assert b"handed-over-then-aborted" not in _values(client, topic, "read_committed")
         assert b"handed-over-then-aborted" in _values(client, topic, "read_uncommitted")
+
+
+def test_an_out_of_order_sequence_aborts_and_bumps_the_epoch() -> None:
+    """KIP-360: sequence numbers in doubt make the transaction abortable; after the abort InitProducerId
+    (v3+) with the current id and epoch bumps the epoch, and the next transaction numbers from 0 again."""
+    import struct
+
+    coord = _ScriptedCoordinator({0: [45]})  # OUT_OF_ORDER_SEQUENCE_NUMBER on the first batch
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        producer.begin_transaction()
+        producer.send("t", b"v", partition=0)
+        with pytest.raises(ProduceFailedError):
+            producer.commit_transaction(timeout_ms=5_000)
+        txn = producer.transaction_manager
+        assert txn is not None and txn.state is TransactionState.ABORTABLE_ERROR
+        producer.abort_transaction(timeout_ms=5_000)
+        assert (txn.producer_id, txn.producer_epoch) == (7, 4)
+        with producer.transaction():
+            producer.send("t", b"again", partition=0)
+    (first_version, first), (bump_version, bump) = coord.inits
+    assert (first.producer_id, first.producer_epoch) == (-1, -1)
+    assert bump_version >= 3 and (bump.producer_id, bump.producer_epoch) == (7, 3)
+    batch = bytes(coord.produced[-1][1].topic_data[0].partition_data[0].records)
+    producer_id, epoch, base_sequence = struct.unpack_from(">qhi", batch, 43)
+    assert (producer_id, epoch, base_sequence) == (7, 4, 0)
