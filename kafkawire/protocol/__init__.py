@@ -102,6 +102,7 @@ CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partition
 DeleteGroupsRequest, DeleteGroupsResponse = build_pair("delete_groups")
 IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse = build_pair("incremental_alter_configs")
 DescribeClusterRequest, DescribeClusterResponse = build_pair("describe_cluster")
+ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse = build_pair("consumer_group_heartbeat")
 
 #: API key -> (request class, response class), for every API this package speaks.
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
@@ -136,6 +137,7 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         DeleteGroupsRequest,
         IncrementalAlterConfigsRequest,
         DescribeClusterRequest,
+        ConsumerGroupHeartbeatRequest,
     )
 }
 

@@ -290,6 +290,13 @@ def _enc_value(
             g.emit(ind, _pack_line(g, w, run))
         x = g.var("o")
         g.emit(ind, f"{x} = {expr}")
+        if nullable:
+            # A nullable struct (KIP-848's messages) is preceded by an int8: -1 for null, 1 when present.
+            g.emit(ind, f"if {x} is None: {w}(b'\\xff')")
+            g.emit(ind, "else:")
+            g.emit(ind + 1, f"{w}(b'\\x01')")
+            _enc_struct(g, f.struct, v, flex, x, w, ind + 1, what)
+            return
         g.emit(ind, f"if {x} is None: {x} = {g.cls(f.struct)}()")
         _enc_struct(g, f.struct, v, flex, x, w, ind, what)
     else:
@@ -367,7 +374,7 @@ def _min_size(st: StructSchema, v: int, flex: bool) -> int:
         if f.is_array:
             size += 1 if flex else 4
         elif f.struct is not None:
-            size += _min_size(f.struct, v, flex)
+            size += 1 if v in f.nullable else _min_size(f.struct, v, flex)
         elif f.type in FIXED:
             size += FIXED[f.type][1]
         elif f.type == "string":
@@ -477,6 +484,16 @@ def _dec_value(g: _Gen, f: Field, v: int, flex: bool, ind: int, what: str, run: 
         return x
     if f.struct is not None:
         _flush_reads(g, run, ind)
+        if nullable:  # int8 marker: -1 null, 1 present (see the encoder)
+            x = g.var("s")
+            g.emit(ind, f"if pos >= end: _raise({g.const(f'{what}: truncated')})")
+            g.emit(ind, f"{x} = buf[pos]")
+            g.emit(ind, "pos += 1")
+            g.emit(ind, f"if {x} == 255: {x} = None")
+            g.emit(ind, "else:")
+            e = _dec_struct(g, f.struct, v, flex, ind + 1, what)
+            g.emit(ind + 1, f"{x} = {e}")
+            return x
         return _dec_struct(g, f.struct, v, flex, ind, what)
     return _dec_scalar(g, f.type, nullable, flex, ind, what, run)
 

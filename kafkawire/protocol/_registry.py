@@ -40,6 +40,7 @@ API_MODULES: dict[int, str] = {
     42: "delete_groups",
     44: "incremental_alter_configs",
     60: "describe_cluster",
+    68: "consumer_group_heartbeat",
 }
 
 # Behaviour added to particular generated structs, by struct name.
