@@ -11,9 +11,9 @@ Cases (all on the same generated records in the same run):
 ``encode``
     The same records into v2 batches: kafkawire from columns, the peers' ``DefaultRecordBatchBuilder``.
 ``consume``
-    Only with a broker (``--bootstrap`` or ``--with-broker``): the records are produced to a new topic of
-    ``--partitions`` partitions, then read back end to end: kafkawire with ``Client.fetch_many`` into
-    columns, confluent-kafka (librdkafka) with ``Consumer.consume(num_messages=...)``.
+    Only with a broker (``--bootstrap``, or ``--with-broker [noida|kafka]`` to start one): the records
+    are produced to a new topic of ``--partitions`` partitions, then read back end to end: kafkawire with
+    ``Client.fetch_many`` into columns, confluent-kafka (librdkafka) with ``Consumer.consume(num_messages=...)``.
 
 Peers that are much slower (kafka-python, pure Python) are measured on at most ``--slow-records``
 records; every comparison is per record (records/s). Each figure is the median of ``--repeat`` runs in
@@ -80,7 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     broker = parser.add_mutually_exclusive_group()
     broker.add_argument("--bootstrap", "-b", metavar="HOST:PORT", help="also run the consume case on this broker")
     broker.add_argument(
-        "--with-broker", action="store_true", help="start an embedded noida-db broker for the consume case"
+        "--with-broker",
+        nargs="?",
+        const="noida",
+        choices=("noida", "kafka"),
+        metavar="KIND",
+        help="start an embedded broker for the consume case: noida (noida-db, the default; no JVM) or kafka "
+        "(Apache Kafka itself, the reference; needs Java 17)",
     )
 
 
@@ -402,7 +408,7 @@ def run(args: argparse.Namespace) -> int:
             from ..testing.brokers import BrokerStartError, start_broker
 
             try:
-                broker = start_broker("noida")
+                broker = start_broker(args.with_broker)
             except BrokerStartError as e:
                 raise CliError(f"embedded broker did not start: {e}") from None
             bootstrap = broker.bootstrap

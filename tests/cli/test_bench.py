@@ -13,10 +13,18 @@ from kafkawire.cli.main import main
 pytestmark = pytest.mark.broker
 
 
-def test_bench_table_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+@pytest.fixture(params=["kafka", "noida"])
+def broker_args(request: pytest.FixtureRequest) -> list[str]:
+    """The consume case against Apache Kafka (the session's broker, by address) or an embedded noida-db."""
+    if request.param == "kafka":
+        return ["--bootstrap", request.getfixturevalue("kafka_broker").bootstrap]
+    return ["--with-broker"]
+
+
+def test_bench_table_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture, broker_args: list[str]) -> None:
     chart = tmp_path / "chart.png"
     args = ["bench", "--records", "3000", "--batch-size", "500", "--record-size", "50", "--repeat", "1",
-            "--slow-records", "1000", "--partitions", "2", "--with-broker", "--output", str(chart)]
+            "--slow-records", "1000", "--partitions", "2", *broker_args, "--output", str(chart)]
     assert main(args) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| case")]
