@@ -210,8 +210,9 @@ def test_create_produce_fetch_round_trip(broker, conn):
 
 def test_produce_every_version_from_v3(broker, conn):
     """Produce v3+ (record batches, magic 2) at every version the broker accepts; each response decodes
-    strictly and the offsets advance. (Versions 0-2 need legacy magic 0/1 sets, which noida and Tansu drop
-    the connection on: they are exercised against the mock cluster below.)"""
+    strictly and the offsets advance. (Versions 0-2 need legacy magic 0/1 sets, which Kafka 4 no longer
+    serves (KIP-896) and noida and Tansu drop the connection on: they are exercised against the mock cluster
+    below.)"""
     result = negotiate(conn.roundtrip)
     topic = f"kw-proto-produce-{broker.kind}"
     conn.call(
@@ -404,7 +405,7 @@ def test_every_api_decodes_strictly_at_the_negotiated_version(broker, conn):
     for req, v in _smoke_requests(lambda cls: result.get(cls), topic, topic_id):
         if v is None:  # the broker does not advertise this API
             continue
-        # noida drops the connection on some old versions it advertises (PROTOCOL-NOTES); the negotiated
+        # noida drops the connection on some old versions it advertises (docs/BROKERS.md); the negotiated
         # (newest) version is what a client uses, and the one exercised here.
         resp = conn.call(req, v)  # Conn.call decodes strictly: trailing bytes would raise
         assert type(resp) is req.RESPONSE
@@ -416,7 +417,7 @@ def test_produce_and_fetch_every_version_against_mock_cluster():
     """Every Produce and Fetch version the mock cluster accepts, with the record format each version
     implies (magic 0 for Produce v0-1, magic 1 for v2, magic 2 from v3). The mock cluster is the broker
     here because it keeps legacy magic 0/1 data as written; noida and Tansu drop the connection on old
-    Produce versions (PROTOCOL-NOTES)."""
+    Produce versions (docs/BROKERS.md), and Kafka 4 removed Produce v0-2 with the old formats (KIP-896)."""
     with start_broker("mock") as mock:
         c = Conn(mock.bootstrap)
         try:
@@ -440,7 +441,7 @@ def test_produce_and_fetch_every_version_against_mock_cluster():
                 if v == 5:
                     # librdkafka mock bug: its Produce v5 response leaves out log_start_offset (v5+ in
                     # Kafka's spec; kafka-python agrees), so the body is 8 bytes short. Produce v5 is
-                    # checked against noida and Tansu in test_produce_every_version_from_v3.
+                    # checked against Kafka, noida and Tansu in test_produce_every_version_from_v3.
                     with pytest.raises(ProtocolError, match="exceeds the bytes left"):
                         c.call(req, v)
                 else:
@@ -449,7 +450,7 @@ def test_produce_and_fetch_every_version_against_mock_cluster():
                 written += values
             for v in range(FetchRequest.MIN_VERSION, result.version_for(FetchRequest) + 1):
                 if v >= 13:
-                    break  # v13+ addresses topics by id (covered by the noida/Tansu round trip)
+                    break  # v13+ addresses topics by id (covered by the Kafka round trip above)
                 req = FetchRequest(
                     replica_id=-1,
                     max_wait_ms=10,
