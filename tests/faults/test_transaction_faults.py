@@ -20,11 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kafkawire.client import Client
+from kafkawire.client import Client, TransactionHandle, end_transaction
 
 from .ledger import Ledger
 
 WORKER = Path(__file__).with_name("txn_worker.py")
+TASK = Path(__file__).with_name("txn_task.py")
 
 
 def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
@@ -40,9 +41,9 @@ def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
     return out
 
 
-def _start(args: list[str]) -> subprocess.Popen[str]:
+def _start(args: list[str], script: Path = WORKER) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), *args],
+        [sys.executable, str(script), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -114,3 +115,45 @@ def test_consume_transform_produce_exactly_once_through_a_worker_crash(kafka_bro
     assert report.read_back == 2000
     # The killed worker's open transaction was written to the log and aborted: not visible, but there.
     assert len(raw) > len(out)
+
+
+def test_a_task_that_dies_after_handing_over_is_committed_once_by_the_driver(kafka_broker: Any) -> None:
+    """The write side of an exactly-once Spark sink without Spark: attempt 1 of a task writes half its
+    rows and is SIGKILLed; attempt 2 (same deterministic transactional id) fences it, which aborts those
+    rows, writes all of them, hands the transaction over and is SIGKILLed too; the "driver" then commits
+    with the handle (twice, as a driver unsure of its first commit would). read_committed: every row once."""
+    bootstrap = kafka_broker.bootstrap
+    run = f"handover-{os.getpid()}-{int(time.time() * 1000) % 100_000}"
+    topic = f"{run}-out"
+    ledger = Ledger(run)
+    values = ledger.make(1000)
+    with Client(bootstrap) as c:
+        c.create_topics({topic: 2})
+    args = [bootstrap, topic, f"{run}-task-0", "0", str(len(values))]
+
+    attempt1 = _start([*args, "die-halfway"], TASK)
+    try:
+        _events(attempt1, "half", 90)
+    finally:
+        attempt1.send_signal(signal.SIGKILL)
+        attempt1.wait(10)
+    attempt2 = _start([*args, "hand-over"], TASK)
+    try:
+        event = _events(attempt2, "handle", 90)[-1]
+    finally:
+        attempt2.send_signal(signal.SIGKILL)
+        attempt2.wait(10)
+    ledger.acknowledged(values)  # handed over: written and flushed, waiting for the commit
+    handle = TransactionHandle(event["transactional_id"], event["producer_id"], event["producer_epoch"])
+
+    with Client(bootstrap) as c:
+        assert _values(c, topic, "read_committed") == []  # nothing visible before the driver's commit
+        end_transaction(c, handle, commit=True)
+        end_transaction(c, handle, commit=True)
+        out = _values(c, topic, "read_committed")
+        raw = _values(c, topic, "read_uncommitted")
+    ledger.read(out)
+    report = ledger.report()
+    print(f"\ntask attempts killed, driver commit by handle: {report}; records in the log {len(raw)}")
+    assert (report.lost, report.duplicated, report.unexpected, report.read_back) == (0, 0, 0, 1000)
+    assert len(raw) == 1500  # attempt 1's half is in the log, aborted by attempt 2's init_transactions
