@@ -418,12 +418,13 @@ def _set_protocols(context: ssl.SSLContext, props: Mapping[str, str]) -> None:
     prop = "ssl.enabled.protocols"
     if not names and props.get("ssl.protocol"):
         names, prop = [props["ssl.protocol"].strip()], "ssl.protocol"
-    versions = []
+    versions: list[ssl.TLSVersion] = []
     for name in names:
         if name.upper() not in _TLS_VERSIONS:
             raise ConfigError(prop, f"{name!r} is not TLSv1.2 or TLSv1.3")
-        if _TLS_VERSIONS[name.upper()] is not None:
-            versions.append(_TLS_VERSIONS[name.upper()])
+        version = _TLS_VERSIONS[name.upper()]
+        if version is not None:
+            versions.append(version)
     if versions and prop == "ssl.enabled.protocols":
         context.minimum_version, context.maximum_version = min(versions), max(versions)
     elif versions:

@@ -147,7 +147,7 @@ def _read_jks(data: bytes, password: str | None, key_password: str | None, what:
         r.take(8)  # creation time
         if tag == 1:
             protected_key = r.blob()
-            chain = []
+            chain: list[bytes] = []
             for _ in range(r.u32()):
                 if version == 2:
                     r.utf()  # certificate type, "X.509"
@@ -168,10 +168,10 @@ def _read_jks(data: bytes, password: str | None, key_password: str | None, what:
         expected = hashlib.sha1(_java_password(password) + b"Mighty Aphrodite" + data[:body_end]).digest()
         if not hmac.compare_digest(digest, expected):
             raise KeyStoreError(f"{what}: wrong password for {path} (the JKS integrity check failed)")
-    for alias, protected_key, chain in protected:
+    for alias, protected_key, key_chain in protected:
         if key_password is None:
             raise KeyStoreError(f"{what}: {path} holds the private key {alias!r}; its password is needed")
-        keys.append(PrivateKeyEntry(alias, _jks_unprotect(protected_key, key_password, what, alias), chain))
+        keys.append(PrivateKeyEntry(alias, _jks_unprotect(protected_key, key_password, what, alias), key_chain))
     return StoreContents(tuple(certificates), tuple(keys))
 
 
