@@ -25,6 +25,7 @@ from typing import Any
 from ..columns import RecordColumns
 from ..protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
 from .client import EARLIEST, LATEST, Client
+from .consumer_protocol import ConsumerGroupMember, GroupProtocolUnsupportedError
 from .coordinator import CommitFailedError, GroupMember, TopicPartition
 from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
@@ -33,7 +34,7 @@ from .listeners import call_listener
 from .retry import is_retriable
 from .transaction import GroupMetadata
 
-__all__ = ["Consumer", "CommitFailedError"]
+__all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
 log = logging.getLogger("kafkawire.consumer")
 
@@ -102,6 +103,8 @@ class Consumer:
         group_instance_id: str | None = None,
         metadata_max_age_ms: float = 300_000,
         exclude_internal_topics: bool = True,
+        group_protocol: str = "classic",
+        group_remote_assignor: str | None = None,
         **client_options: Any,
     ) -> None:
         if isinstance(partition_assignment_strategy, str):
@@ -113,6 +116,8 @@ class Consumer:
                 f"partition_assignment_strategy must name one or more of {sorted(ASSIGNORS)}, "
                 f"not {list(partition_assignment_strategy)!r}"
             )
+        if group_protocol not in ("classic", "consumer"):
+            raise ValueError(f"group_protocol must be 'classic' or 'consumer', not {group_protocol!r}")
         if client is None:
             if bootstrap_servers is None:
                 raise ValueError("give bootstrap_servers or client")
@@ -141,6 +146,8 @@ class Consumer:
         self.group_instance_id = group_instance_id
         self.metadata_max_age_ms = metadata_max_age_ms
         self.exclude_internal_topics = exclude_internal_topics
+        self.group_protocol = group_protocol
+        self.group_remote_assignor = group_remote_assignor
 
         self._subscription: list[str] | None = None
         self._pattern: re.Pattern[str] | None = None
@@ -149,8 +156,17 @@ class Consumer:
         self._listener_error: BaseException | None = None
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
-        self._member: GroupMember | None = None
-        if group_id is not None:
+        self._member: GroupMember | ConsumerGroupMember | None = None
+        self._first_reconciliation = True
+        if group_id is not None and group_protocol == "consumer":
+            self._member = ConsumerGroupMember(
+                client,
+                group_id,
+                server_assignor=group_remote_assignor,
+                rebalance_timeout_ms=rebalance_timeout_ms,
+                group_instance_id=group_instance_id,
+            )
+        elif group_id is not None:
             self._member = GroupMember(
                 client,
                 group_id,
@@ -360,6 +376,65 @@ class Consumer:
         self._committed_positions.clear()
         self._paused.clear()
 
+    def _reconcile(self, member: ConsumerGroupMember, deadline: Deadline) -> None:
+        """Consumer protocol (KIP-848): heartbeat when due and apply what the coordinator answered.
+
+        Partitions missing from the new target are revoked (listener, then the auto-commit of their
+        positions with the current member epoch) and dropped; partitions new in it are added (they start
+        from the committed offset) and ``on_partitions_assigned`` gets just those, as in Java's consumer
+        on this protocol. Kept partitions keep their positions: nothing stopped for them. The next
+        heartbeat acknowledges the new set, which lets the coordinator give the revoked ones away.
+        """
+        result = member.heartbeat(deadline)
+        if result is None:
+            return
+        if result.lost is not None:
+            held = list(self._assignment)
+            if held:
+                self._fire("lost", held)
+            self._drop(held)
+            self._first_reconciliation = True
+            return
+        target = result.assigned
+        assert target is not None
+        current = set(self._assignment)
+        revoked, added = current - target, target - current
+        if revoked:
+            self._fire("revoked", sorted(revoked))
+            if self.enable_auto_commit:
+                committed = self._committed_positions
+                todo = {tp: o for tp, o in self._positions.items() if tp in revoked and committed.get(tp) != o}
+                if todo:
+                    try:
+                        self._commit(todo, deadline)
+                    except Exception as e:
+                        if not (isinstance(e, CommitFailedError) or is_retriable(e)):
+                            raise
+            self._drop(revoked)
+        if added:
+            self._assignment = sorted(set(self._assignment) | added)
+        if added or revoked or self._first_reconciliation:
+            self._first_reconciliation = False
+            self._counters["rebalances"] += 1
+            log.info(
+                "group %s: epoch %d: assigned %s (added %s, revoked %s)",
+                self.group_id,
+                member.epoch,
+                _names(self._assignment),
+                _names(added),
+                _names(revoked),
+            )
+            self._fire("assigned", sorted(added))
+        member.acknowledge(set(self._assignment))
+
+    def _drop(self, tps: Iterable[TopicPartition]) -> None:
+        gone = set(tps)
+        self._assignment = [tp for tp in self._assignment if tp not in gone]
+        for d in (self._positions, self._committed_positions, self._high_watermarks):
+            for tp in gone:
+                d.pop(tp, None)
+        self._paused -= gone
+
     def _fire(self, event: str, partitions: list[TopicPartition]) -> None:
         err = call_listener(self.listener, event, partitions)
         if err is not None:
@@ -523,8 +598,12 @@ class Consumer:
         if member is not None and self._subscription is not None:
             if self._pattern is not None:
                 self._refresh_pattern(deadline)
-            self._heartbeat(deadline)
-            if member.needs_rejoin:
+            if isinstance(member, ConsumerGroupMember):
+                self._reconcile(member, deadline)
+                self._raise_listener_error()
+            else:
+                self._heartbeat(deadline)
+            if isinstance(member, GroupMember) and member.needs_rejoin:
                 # Once per rebalance: after this the assignment is empty until the join completes.
                 self._give_up_assignment(deadline)
                 self._raise_listener_error()

@@ -228,3 +228,89 @@ def test_static_member_restarted_within_the_session_keeps_its_assignment_without
         for c in (a2, b):
             if c is not None:
                 c.close()
+
+
+# ------------------------------------------------------------------------------ consumer protocol (KIP-848)
+
+
+def _revoked(*recorders: Recorder) -> int:
+    """Partitions revoked so far, over ``recorders``."""
+    return sum(len(ps) for r in recorders for e, ps in r.events if e == "revoked")
+
+
+def _ledger_produce(bootstrap: str, topic: str, ledger, partitions: int, per_partition: int) -> None:
+    with Client(bootstrap) as c:
+        for p in range(partitions):
+            values = ledger.make(per_partition)
+            c.produce(topic, values, partition=p)
+            ledger.acknowledged(values)
+
+
+def test_consumer_protocol_group_of_three_with_a_join_and_a_leave_loses_nothing(kafka, topic_name):
+    from faults.ledger import Ledger
+
+    topic, group = topic_name(), topic_name("g")
+    partitions = 6
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: partitions})
+    ledger = Ledger("kip848")
+    events: dict[str, Recorder] = {}
+    uncommitted_dupes = 0  # records whose commit was refused: the protocol allows reading them again
+
+    def member(name: str) -> Consumer:
+        events[name] = Recorder()
+        cons = Consumer(
+            kafka.bootstrap,
+            group_id=group,
+            group_protocol="consumer",
+            group_remote_assignor="uniform",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            partition_max_bytes=256,  # a few records per partition per poll: the work spans the rebalances
+            listener=events[name],
+        )
+        cons.subscribe([topic])
+        return cons
+
+    def work(consumers: dict[str, Consumer], until: Callable[[], bool], timeout: float = 90.0) -> None:
+        nonlocal uncommitted_dupes
+        end = time.monotonic() + timeout
+        while not until():
+            assert time.monotonic() < end, f"timed out: {ledger.report()}"
+            for cons in consumers.values():
+                got = cons.poll(500)
+                values = [v for cols in got.values() for v in cols.value]
+                if not values:
+                    continue
+                try:
+                    cons.commit()
+                except Exception:  # CommitFailedError: not processed, comes again
+                    uncommitted_dupes += len(values)
+                    continue
+                ledger.read(values)
+
+    members = {"a": member("a"), "b": member("b")}
+    try:
+        _ledger_produce(kafka.bootstrap, topic, ledger, partitions, 200)
+        work(members, lambda: len(ledger.lost_values()) < 600)
+        assert {len(c.assignment()) for c in members.values()} == {3}
+        revoked_before = _revoked(events["a"], events["b"])
+        members["c"] = member("c")
+        _ledger_produce(kafka.bootstrap, topic, ledger, partitions, 200)
+        work(members, lambda: all(len(c.assignment()) == 2 for c in members.values()))
+        moved_on_join = _revoked(events["a"], events["b"]) - revoked_before
+        members.pop("b").close()
+        _ledger_produce(kafka.bootstrap, topic, ledger, partitions, 200)
+        work(members, lambda: not ledger.lost_values() and sum(len(c.assignment()) for c in members.values()) == 6)
+    finally:
+        for cons in members.values():
+            cons.close()
+    report = ledger.report()
+    print(report, "moved on join:", moved_on_join)
+    assert report.lost == 0 and report.unexpected == 0
+    assert report.duplicated <= uncommitted_dupes
+    # Incremental: a and b kept what they did not have to give up; only 2 partitions moved to c.
+    assert moved_on_join == 2
+    # Each consumer's epochs only grew; a's listener saw only additions or revocations, never a full revoke.
+    assert all(e in ("assigned", "revoked") for e, _ in events["a"].events)
+    assert events["a"].events[0][0] == "assigned"
