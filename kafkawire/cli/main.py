@@ -22,6 +22,7 @@ _COMMANDS = (
     ("produce", "produce", "write records from lines, JSON lines or a file"),
     ("consume", "consume", "read records to stdout, JSON lines or Parquet"),
     ("topics", "topics", "list, create, delete or describe topics"),
+    ("groups", "groups", "list, describe or delete consumer groups; reset their offsets"),
     ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
     ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
     ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),

@@ -1,4 +1,5 @@
-"""``kafkawire topics list|create|delete|describe``: topic administration."""
+"""``kafkawire topics list|create|delete|describe`` (and, from :mod:`.topic_admin`, ``configs``,
+``alter-config``, ``add-partitions``, ``delete-records``): topic administration."""
 
 from __future__ import annotations
 
@@ -40,10 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     describe.add_argument("names", nargs="+", metavar="TOPIC")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
+    from .topic_admin import add_actions
+
+    add_actions(sub)  # configs, alter-config, add-partitions, delete-records
+
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch to the chosen action."""
-    return {"list": _list, "create": _create, "delete": _delete, "describe": _describe}[args.action](args)
+    from .topic_admin import ACTIONS
+
+    actions = {"list": _list, "create": _create, "delete": _delete, "describe": _describe, **ACTIONS}
+    return actions[args.action](args)
 
 
 def _list(args: argparse.Namespace) -> int:
