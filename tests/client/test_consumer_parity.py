@@ -314,3 +314,22 @@ def test_consumer_protocol_group_of_three_with_a_join_and_a_leave_loses_nothing(
     # Each consumer's epochs only grew; a's listener saw only additions or revocations, never a full revoke.
     assert all(e in ("assigned", "revoked") for e, _ in events["a"].events)
     assert events["a"].events[0][0] == "assigned"
+
+
+def test_consumer_protocol_on_a_broker_without_it_raises_a_clear_error(broker_factory, topic_name):
+    # noida offers no ConsumerGroupHeartbeat (API 68) in ApiVersions: poll() says so and names the way out.
+    from kafkawire.client.consumer import GroupProtocolUnsupportedError
+
+    noida = broker_factory("noida")
+    topic = topic_name()
+    with Client(noida.bootstrap) as c:
+        c.create_topics({topic: 1})
+    cons = Consumer(noida.bootstrap, group_id=topic_name("g"), group_protocol="consumer")
+    cons.subscribe([topic])
+    try:
+        with pytest.raises(GroupProtocolUnsupportedError, match="API 68.*group_protocol='classic'"):
+            cons.poll(5000)
+    finally:
+        cons.close(timeout_ms=5000)
+    with pytest.raises(ValueError, match="group_protocol"):
+        Consumer(noida.bootstrap, group_id="g", group_protocol="next")
