@@ -38,6 +38,9 @@ _NEW_MODULES = {
     "DescribeConfigs": "admin.configs",
     "SaslAuthenticate": "sasl",
     "CreatePartitions": "admin.topics",
+    "DeleteGroups": "admin.groups",
+    "IncrementalAlterConfigs": "admin.configs",
+    "DescribeCluster": "admin.cluster",
 }
 _OLD_MODULES = {
     "Produce": "produce",
@@ -66,6 +69,9 @@ _OLD_MODULES = {
     "DescribeConfigs": "admin",
     "SaslAuthenticate": "sasl_authenticate",
     "CreatePartitions": "admin",
+    "DeleteGroups": "admin",
+    "IncrementalAlterConfigs": "admin",
+    "DescribeCluster": "admin",
 }
 
 # (decode(bytes) -> obj, encode(obj) -> bytes)
@@ -78,7 +84,10 @@ def _api(name: str) -> str:
 
 def new_codec(name: str, version: int) -> Codec | None:
     """kafka-python's JSON-schema class for message ``name`` at ``version``, if it implements it."""
-    mod = importlib.import_module("kafka.protocol." + _NEW_MODULES[_api(name)])
+    module = _NEW_MODULES.get(_api(name))
+    if module is None:  # an API kafka-python does not implement
+        return None
+    mod = importlib.import_module("kafka.protocol." + module)
     cls = getattr(mod, name)
     lo, hi = cls.valid_versions
     if not lo <= version <= hi:
@@ -101,7 +110,10 @@ def new_codec(name: str, version: int) -> Codec | None:
 
 def old_codec(name: str, version: int) -> Codec | None:
     """kafka-python's hand-written ``kafka.protocol.old`` class for ``name`` v``version``, if any."""
-    mod = importlib.import_module("kafka.protocol.old." + _OLD_MODULES[_api(name)])
+    module = _OLD_MODULES.get(_api(name))
+    if module is None:
+        return None
+    mod = importlib.import_module("kafka.protocol.old." + module)
     versions = getattr(mod, name, None)
     if versions is None or version >= len(versions):
         return None
