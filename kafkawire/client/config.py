@@ -297,6 +297,16 @@ def _read_text(prop: str, location: str) -> str:
         raise ConfigError(prop, f"cannot read {location}: {e.strerror or e}") from None
 
 
+def _looks_like_pem(location: str) -> bool:
+    from .keystores import store_format
+
+    try:
+        with open(location, "rb") as f:
+            return store_format(f.read(4096)) == "PEM"
+    except OSError:
+        return False  # reported by the reader, with the property's name
+
+
 def _load_chain(context: ssl.SSLContext, chain_pem: str, key_pem: str, password: str | None, prop: str) -> None:
     """load_cert_chain only reads files: write the PEM to a private temporary file and remove it at once."""
     fd, path = tempfile.mkstemp(prefix="kafkawire-key-", suffix=".pem")
@@ -350,6 +360,8 @@ def ssl_context_from_properties(props: Mapping[str, str]) -> ssl.SSLContext:
             context.load_verify_locations(cadata=props["ssl.truststore.certificates"])
             trusted = True
         elif location:
+            if "ssl.truststore.type" not in props and _looks_like_pem(location):
+                store_type = "PEM"  # Java would insist on ssl.truststore.type=PEM; the file says what it is
             if store_type == "PEM":
                 context.load_verify_locations(cadata=_read_text("ssl.truststore.location", location))
             else:
@@ -385,6 +397,8 @@ def ssl_context_from_properties(props: Mapping[str, str]) -> ssl.SSLContext:
         _load_chain(context, props["ssl.keystore.certificate.chain"], props["ssl.keystore.key"], key_password,
                     "ssl.keystore.key")
     elif ks_location:
+        if "ssl.keystore.type" not in props and _looks_like_pem(ks_location):
+            ks_type = "PEM"
         if ks_type == "PEM":
             try:
                 context.load_cert_chain(ks_location, password=key_password)

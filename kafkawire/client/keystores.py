@@ -98,6 +98,8 @@ def read_store(path: str | Path, store_type: str, password: str | None, *, key_p
         return _read_jks(data, password, key_password if key_password is not None else password, what, path)
     if found == "PKCS12":
         return _read_pkcs12(data, password, what, path)
+    if found == "PEM":
+        raise KeyStoreError(f"{what}: {path} is a PEM file, not a {declared} store: declare its type PEM")
     raise KeyStoreError(f"{what}: {path} is not a {declared} store (its first bytes match no JKS or PKCS#12 file)")
 
 

@@ -96,5 +96,34 @@ def test_properties_file_and_librdkafka_names(tmp_path):
     assert isinstance(context, ssl.SSLContext) and not context.check_hostname
     assert context.verify_mode == ssl.CERT_REQUIRED  # no host-name check, the chain is still verified
     assert config_from_properties({}) == {}
+
+
+def test_a_pem_truststore_without_a_type_is_read_as_pem(tmp_path):
+    # Java's default type is JKS; a file that is plainly PEM is taken as PEM when no type was declared, and
+    # named as PEM when another type was.
+    pem = ssl.DER_cert_to_PEM_cert(_self_signed_der())
+    path = tmp_path / "ca.pem"
+    path.write_text(pem)
+    context = config_from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(path)})["ssl_context"]
+    assert context.cert_store_stats()["x509"] == 1
+    with pytest.raises(ConfigError, match="^ssl.truststore.location: .* is a PEM file, not a JKS store"):
+        config_from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(path),
+                                "ssl.truststore.type": "JKS"})
+
+
+def _self_signed_der() -> bytes:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.DER)
     with pytest.raises(ConfigError, match="^ssl.keystore.key: needed"):
         config_from_properties({"security.protocol": "SSL", "ssl.keystore.certificate.chain": "x"})
