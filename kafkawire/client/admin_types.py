@@ -201,7 +201,8 @@ class GroupDescription:
 @dataclass(frozen=True)
 class GroupOffset:
     """A group's position in one partition: ``committed`` (-1: nothing committed), the log's
-    ``end_offset`` and ``lag`` (None when nothing is committed, as Kafka's tool prints ``-``)."""
+    ``end_offset`` (-1 when the topic is gone) and ``lag`` (None when either is unknown: Kafka's tool prints
+    ``-``)."""
 
     committed: int
     end_offset: int
@@ -210,4 +211,4 @@ class GroupOffset:
 
     @property
     def lag(self) -> int | None:
-        return None if self.committed < 0 else max(0, self.end_offset - self.committed)
+        return None if self.committed < 0 or self.end_offset < 0 else max(0, self.end_offset - self.committed)

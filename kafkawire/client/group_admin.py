@@ -176,6 +176,21 @@ def _fetch_committed(
     return _offsets._coordinator_call(cluster, deadline, group, attempt, f"committed offsets of group {group!r}")
 
 
+def _existing_topics(cluster: Cluster, deadline: Deadline, topics: Iterable[str]) -> set[str]:
+    """Which of ``topics`` exist: one Metadata request decides (a group's offsets may outlive its topics,
+    and ListOffsets would retry UNKNOWN_TOPIC_OR_PARTITION until the deadline)."""
+    names = sorted(set(topics))
+    if not names:
+        return set()
+    meta = cluster.call(
+        deadline, lambda d: cluster.fetch_metadata(names, d), what="metadata", before_retry=lambda d, e: None
+    )
+    return {
+        t for t in names
+        if t in meta.topics and not isinstance(meta.topics[t].error, UnknownTopicOrPartitionError)
+    }
+
+
 def _log_offsets(cluster: Cluster, deadline: Deadline, topics: Iterable[str], ts: int) -> dict[tuple[str, int], int]:
     out = {}
     for t in sorted(set(topics)):
@@ -193,7 +208,8 @@ def list_group_offsets(
     """See :meth:`kafkawire.admin.Admin.list_consumer_group_offsets`."""
     committed = _fetch_committed(cluster, deadline, group)
     wanted = sorted(committed) if partitions is None else sorted(set(partitions))
-    ends = _log_offsets(cluster, deadline, {t for t, _ in wanted}, _offsets.LATEST)
+    # Offsets of deleted topics are reported with end offset -1 (Kafka's tool prints "-").
+    ends = _log_offsets(cluster, deadline, _existing_topics(cluster, deadline, {t for t, _ in wanted}), _offsets.LATEST)
     out = {}
     for tp in wanted:
         off, meta, epoch = committed.get(tp, (-1, None, -1))
@@ -237,6 +253,11 @@ def reset_group_offsets(
     # Which partitions: the named ones, every partition of a named topic, or all the group has committed.
     named_topics = sorted({x for x in topics or () if isinstance(x, str)})
     parts = set(committed) if topics is None else {tuple(x) for x in topics if not isinstance(x, str)}
+    wanted_topics = set(named_topics) | {t for t, _ in parts}
+    gone = sorted(wanted_topics - _existing_topics(cluster, deadline, wanted_topics))
+    if gone and topics is not None:
+        raise UnknownTopicOrPartitionError(f"reset offsets of group {group!r}: no topic(s) {gone}")
+    parts = {tp for tp in parts if tp[0] not in gone}  # --all-topics: offsets of deleted topics stay as they are
     earliest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.EARLIEST)
     latest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.LATEST)
     parts |= {tp for tp in earliest if tp[0] in named_topics}

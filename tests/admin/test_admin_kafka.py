@@ -248,3 +248,19 @@ def test_reset_offsets_match_kafka_consumer_groups_plans(admin: Admin, kafka_bro
     done = admin.reset_consumer_group_offsets(group, None, to="earliest")
     assert done == {(topic, 0): 0, (topic, 1): 2, (topic, 2): 0}
     assert {tp: o.committed for tp, o in admin.list_consumer_group_offsets(group).items()} == done
+
+
+def test_offsets_of_a_deleted_topic(admin: Admin) -> None:
+    prefix = unique("gone")
+    kept, gone, group = f"{prefix}-kept", f"{prefix}-gone", f"{prefix}-g"
+    admin.create_topics({kept: 1, gone: 1})
+    admin.client.produce(kept, [b"v"] * 4, partition=0)
+    admin.alter_consumer_group_offsets(group, {(kept, 0): 1, (gone, 0): 0})
+    admin.delete_topics([gone])
+    # The committed offset outlives the topic: reported with no log end and no lag, not retried until the deadline.
+    offsets = admin.list_consumer_group_offsets(group, timeout_ms=10_000)
+    assert offsets[(kept, 0)].end_offset == 4 and offsets[(kept, 0)].lag == 3
+    assert offsets[(gone, 0)].end_offset == -1 and offsets[(gone, 0)].lag is None
+    with pytest.raises(UnknownTopicOrPartitionError):
+        admin.reset_consumer_group_offsets(group, [gone], to="earliest", timeout_ms=10_000)
+    assert admin.reset_consumer_group_offsets(group, None, to="latest", timeout_ms=10_000) == {(kept, 0): 4}
