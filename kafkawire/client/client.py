@@ -289,6 +289,14 @@ class Client:
                 wait=wait,
             )
 
+    def admin(self) -> Any:
+        """A :class:`kafkawire.admin.Admin` sharing this client's connections and retry policy (describe
+        cluster/topics/configs, alter configs, create partitions, delete records, consumer groups).
+        Closing it leaves this client open."""
+        from ..admin import Admin
+
+        return Admin(client=self)
+
     def delete_topics(
         self,
         names: Iterable[str],

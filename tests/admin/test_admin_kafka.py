@@ -50,6 +50,8 @@ def test_describe_cluster_matches_kafka_cluster_tool(admin: Admin, kafka_broker)
         for e in endpoints
     ] == [(b.node_id, b.host, b.port, b.rack, b.fenced) for b in desc.brokers]
     assert desc.controller_id in [b.node_id for b in desc.brokers] or desc.controller_id == -1
+    # Client.admin(): the same calls on an existing client's connections.
+    assert admin.client.admin().describe_cluster() == desc
 
 
 def test_describe_topics_and_configs_match_kafka_topics(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
