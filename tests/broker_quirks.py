@@ -15,10 +15,6 @@ from __future__ import annotations
 
 __all__ = ["QUIRKS", "has"]
 
-#: read_uncommitted consumers are not handed the records of aborted transactions (Kafka hands them over,
-#: with the abort marker, and leaves the filtering to read_committed consumers).
-HIDES_ABORTED_FROM_READ_UNCOMMITTED = "hides aborted records from read_uncommitted"
-
 #: ListOffsets LATEST answers the last batch's base offset + 1, below the real log end (the Fetch high
 #: watermark is right).
 LATEST_OFFSET_LAGS = "ListOffsets LATEST below the log end"
@@ -62,7 +58,6 @@ QUIRKS: dict[str, frozenset[str]] = {
     "kafka": frozenset(),
     "noida": frozenset(
         {
-            HIDES_ABORTED_FROM_READ_UNCOMMITTED,
             ACKS_BEFORE_DURABLE,
             KEEPS_DEAD_MEMBERS,
             ANSWERS_ACKS_ZERO,

@@ -201,6 +201,31 @@ def test_consume_group_commits_and_offsets_show_lag(
     assert "COMMITTED" in table and "total lag 10" in table
 
 
+def test_consume_ends_at_a_transaction_marker(bootstrap: str, topic_name: Callable[..., str], tmp_path: Path) -> None:
+    """A log that ends in commit/abort markers (offsets with no record to read): consume still stops at the
+    end offsets it saw at start. Written by librdkafka's transactional producer: one committed, one aborted."""
+    from confluent_kafka import Producer
+
+    topic = topic_name("txn")
+    _create(topic)
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{topic}"})
+    p.init_transactions(30)
+    for values, commit in (([b"c1", b"c2"], True), ([b"a1"], False)):
+        p.begin_transaction()
+        for v in values:
+            p.produce(topic, value=v, partition=0)
+        p.flush(30)
+        (p.commit_transaction if commit else p.abort_transaction)(30)
+    # Kafka writes the markers after EndTxn returns (KIP-98): wait until the second one is in the log.
+    with Client(bootstrap) as client:
+        deadline = time.monotonic() + 30
+        while client.list_offsets(topic)[0].offset < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.list_offsets(topic)[0].offset == 5  # 3 records + 2 markers
+    # read_uncommitted, as Kafka's console consumer shows them: the aborted record too, the markers never.
+    assert _consume_values(tmp_path, topic) == [b"c1", b"c2", b"a1"]
+
+
 # -------------------------------------------------------------------------------------------- topics
 
 
