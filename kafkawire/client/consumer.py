@@ -24,6 +24,7 @@ from typing import Any
 
 from ..columns import RecordColumns
 from ..protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
+from .assignors import STICKY_ASSIGNORS
 from .client import EARLIEST, LATEST, Client
 from .consumer_protocol import ConsumerGroupMember, GroupProtocolUnsupportedError
 from .coordinator import CommitFailedError, GroupMember, TopicPartition
@@ -110,10 +111,10 @@ class Consumer:
         if isinstance(partition_assignment_strategy, str):
             partition_assignment_strategy = (partition_assignment_strategy,)
         strategies = list(dict.fromkeys(partition_assignment_strategy))  # drop repeats, keep the order
-        unknown = [s for s in strategies if s not in ASSIGNORS]
+        unknown = [s for s in strategies if s not in ASSIGNORS and s not in STICKY_ASSIGNORS]
         if unknown or not strategies:
             raise ValueError(
-                f"partition_assignment_strategy must name one or more of {sorted(ASSIGNORS)}, "
+                f"partition_assignment_strategy must name one or more of {sorted([*ASSIGNORS, *STICKY_ASSIGNORS])}, "
                 f"not {list(partition_assignment_strategy)!r}"
             )
         if group_protocol not in ("classic", "consumer"):
@@ -348,8 +349,53 @@ class Consumer:
         self._committed_positions.clear()
         self._paused.clear()
         self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
+        self._member.owned = set(after)  # what a sticky assignor's user data reports at the next join
         # After the state is in place, so that the listener may seek() or pause() the new partitions.
         self._fire("assigned", self._assignment)
+
+    def _assigned_incrementally(self, member: GroupMember, assigned: list[TopicPartition], deadline: Deadline) -> None:
+        """Cooperative rebalancing (KIP-429, Java's ``cooperative-sticky``): only what moves is revoked.
+
+        Partitions missing from the new assignment are revoked (listener, then the auto-commit of their
+        positions) and the member rejoins at once, so that the next rebalance can hand them to their new
+        owner; partitions new in it are added (from the committed offset) and ``on_partitions_assigned``
+        gets just those; kept partitions keep their positions. The order of the callbacks is Java's.
+        """
+        current, new = set(self._assignment), set(assigned)
+        revoked, added = current - new, new - current
+        self._counters["rebalances"] += 1
+        log.info(
+            "group %s: generation %d: assigned %s (added %s, revoked %s)",
+            self.group_id,
+            member.generation,
+            _names(new),
+            _names(added),
+            _names(revoked),
+        )
+        if revoked:
+            self._fire("revoked", sorted(revoked))
+            self._commit_revoked(revoked, deadline)
+            self._drop(revoked)
+            member.needs_rejoin = True  # the second rebalance of KIP-429
+        self._assignment = sorted(new)
+        member.owned = set(new)
+        self._counters["partitions_revoked"] = self._counters.get("partitions_revoked", 0) + len(revoked)
+        self._fire("assigned", sorted(added))
+
+    def _commit_revoked(self, revoked: set[TopicPartition], deadline: Deadline) -> None:
+        """Auto-commit the positions of ``revoked`` partitions (after the listener ran); a failure is
+        logged and left: their records are read again by the next owner (at least once)."""
+        if not self.enable_auto_commit:
+            return
+        committed = self._committed_positions
+        todo = {tp: o for tp, o in self._positions.items() if tp in revoked and committed.get(tp) != o}
+        if not todo:
+            return
+        try:
+            self._commit(todo, deadline)
+        except Exception as e:
+            if not (isinstance(e, CommitFailedError) or is_retriable(e)):
+                raise
 
     def _give_up_assignment(self, deadline: Deadline) -> None:
         """Before rejoining (eager protocol), leaving or unsubscribing: hand every partition back.
@@ -401,15 +447,7 @@ class Consumer:
         revoked, added = current - target, target - current
         if revoked:
             self._fire("revoked", sorted(revoked))
-            if self.enable_auto_commit:
-                committed = self._committed_positions
-                todo = {tp: o for tp, o in self._positions.items() if tp in revoked and committed.get(tp) != o}
-                if todo:
-                    try:
-                        self._commit(todo, deadline)
-                    except Exception as e:
-                        if not (isinstance(e, CommitFailedError) or is_retriable(e)):
-                            raise
+            self._commit_revoked(revoked, deadline)
             self._drop(revoked)
         if added:
             self._assignment = sorted(set(self._assignment) | added)
@@ -604,14 +642,21 @@ class Consumer:
             else:
                 self._heartbeat(deadline)
             if isinstance(member, GroupMember) and member.needs_rejoin:
-                # Once per rebalance: after this the assignment is empty until the join completes.
-                self._give_up_assignment(deadline)
-                self._raise_listener_error()
+                if not member.cooperative or member.generation < 0:
+                    # Eager, or the membership was lost: once per rebalance, after this the assignment
+                    # is empty until the join completes.
+                    self._give_up_assignment(deadline)
+                    self._raise_listener_error()
                 assigned = member.join(deadline)
-                if assigned is None:
+                if assigned is None and not member.cooperative:
                     return {}  # the rebalance is still under way; the next poll resumes it
-                self._assigned(assigned)
-                self._raise_listener_error()
+                if assigned is not None:
+                    if member.cooperative:
+                        self._assigned_incrementally(member, assigned, deadline)
+                    else:
+                        self._assigned(assigned)
+                    self._raise_listener_error()
+                # (Cooperative: a member keeps reading what it owns while the rebalance goes on.)
         self._maybe_commit(deadline)
         if not self._assignment:
             deadline.sleep(0.05)

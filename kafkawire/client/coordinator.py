@@ -31,10 +31,17 @@ from ..protocol.errors import (
     RebalanceInProgressError,
     UnknownMemberIdError,
 )
+from .assignors import (
+    COOPERATIVE,
+    STICKY_ASSIGNORS,
+    cooperative_user_data,
+    encode_sticky_user_data,
+    withhold_transfers,
+)
 from .cluster import broker_error
 from .deadline import Deadline
 from .errors import KafkaClientError, KafkaTimeoutError
-from .group import ASSIGNORS, decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from .group import ASSIGNORS, decode_assignment, decode_subscription_full, encode_assignment, encode_subscription
 from .retry import is_retriable
 
 if TYPE_CHECKING:
@@ -86,6 +93,13 @@ class GroupMember:
         self.generation = -1
         self.needs_rejoin = True
         self.topics: list[str] = []
+        #: The partitions this member holds when it joins (cooperative) or held before it gave them up
+        #: (eager): reported in the subscription so sticky assignors can keep them where they are.
+        self.owned: set[TopicPartition] = set()
+        #: KIP-429: incremental rebalancing only when every assignor offered supports it (Java's rule).
+        self.cooperative = all(a in COOPERATIVE for a in self.assignors)
+        #: Partitions the leader (this member) withheld in its last assignment because they change owner.
+        self.withheld = 0
         self._refresh_coordinator = False
         self._last_heartbeat_at = 0.0  # time.monotonic() of the last answered heartbeat (or join)
         self._pending: _PendingJoin | None = None  # a JoinGroup + SyncGroup awaited by the waiter thread
@@ -211,7 +225,6 @@ class GroupMember:
     def _join_once(self, conn: Any) -> tuple[int, list[TopicPartition]] | None:
         """One JoinGroup (+ SyncGroup) on ``conn``: the generation and this member's partitions; None
         when the coordinator asks to try again at once."""
-        subscription = encode_subscription(self.topics)
         join = JoinGroupRequest(
             group_id=self.group_id,
             session_timeout_ms=self.session_timeout_ms,
@@ -219,10 +232,10 @@ class GroupMember:
             member_id=self.member_id,
             group_instance_id=self.group_instance_id,
             protocol_type="consumer",
-            # One protocol per assignor, most preferred first; the subscription is the same for each
-            # (v0 of ConsumerProtocolSubscription carries no assignor state).
+            # One protocol per assignor, most preferred first, each with its own subscription bytes.
             protocols=[
-                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=subscription) for name in self.assignors
+                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=self._subscription_for(name))
+                for name in self.assignors
             ],
         )
         # The coordinator may hold it up to the rebalance timeout, and then the answer must still arrive.
@@ -286,21 +299,59 @@ class GroupMember:
         assigned = decode_assignment(sresp.assignment)
         return generation, sorted((t, p) for t, ps in assigned.items() for p in ps)
 
+    def _subscription_for(self, assignor: str) -> bytes:
+        """The subscription bytes offered with ``assignor``: the Java client's for the same assignor.
+
+        Sticky assignors get ConsumerProtocolSubscription v3 (owned partitions, generation) with their
+        user data (cooperative: the generation; eager sticky: StickyAssignorUserData v1); range and
+        round-robin keep v0, which carries all they need.
+        """
+        if assignor == "cooperative-sticky":
+            owned = sorted(self.owned) if self.generation >= 0 else []
+            return encode_subscription(
+                self.topics,
+                cooperative_user_data(self.generation),
+                owned=owned,
+                generation=self.generation,
+                version=3,
+            )
+        if assignor == "sticky":
+            # Eager: everything was given up before rejoining, so nothing is "owned" now; the previous
+            # assignment travels in the user data (Java's StickyAssignor reads it first).
+            user = encode_sticky_user_data(self.owned, self.generation) if self.owned else None
+            return encode_subscription(self.topics, user, owned=[], generation=self.generation, version=3)
+        return encode_subscription(self.topics)
+
     def _assign_as_leader(self, protocol: str, members: list[Any], deadline: Deadline) -> list[Any]:
-        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor."""
-        assignor = ASSIGNORS.get(protocol)
-        if assignor is None:
+        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor.
+
+        For a cooperative assignor the partitions that change owner are withheld this generation
+        (KIP-429): their owner revokes them and rejoins, and the next rebalance hands them on.
+        """
+        simple = ASSIGNORS.get(protocol)
+        sticky = STICKY_ASSIGNORS.get(protocol)
+        if simple is None and sticky is None:
             # The coordinator must choose among the protocols every member offered, ours included.
             raise KafkaClientError(f"group {self.group_id!r}: coordinator chose unknown protocol {protocol!r}")
-        subscriptions = {m.member_id: decode_subscription(m.metadata) for m in members}
-        topics = sorted({t for ts in subscriptions.values() for t in ts})
+        subscriptions = {m.member_id: decode_subscription_full(m.metadata) for m in members}
+        topics = sorted({t for sub in subscriptions.values() for t in sub.topics})
         counts: dict[str, int] = {}
         if topics:
             meta = self.client.metadata(topics, deadline=deadline)
             counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
-        plan = assignor(subscriptions, counts)
+        if sticky is not None:
+            plan = sticky(subscriptions, counts)
+        else:
+            assert simple is not None
+            plan = simple({m: sub.topics for m, sub in subscriptions.items()}, counts)
+        self.withheld = 0
+        if protocol in COOPERATIVE:
+            plan, self.withheld = withhold_transfers(plan, subscriptions)
+        version = 3 if sticky is not None else 0
         return [
-            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=encode_assignment(parts))
+            SyncGroupRequest.SyncGroupRequestAssignment(
+                member_id=m, assignment=encode_assignment(parts, version=version)
+            )
             for m, parts in sorted(plan.items())
         ]
 

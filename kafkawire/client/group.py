@@ -13,12 +13,15 @@ from __future__ import annotations
 import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from ..errors import ProtocolError
 
 __all__ = [
     "encode_subscription",
     "decode_subscription",
+    "decode_subscription_full",
+    "Subscription",
     "encode_assignment",
     "decode_assignment",
     "range_assign",
@@ -59,6 +62,20 @@ class _Reader:
         except UnicodeDecodeError as exc:  # a hostile member's payload: a protocol error, not a crash
             raise ProtocolError(f"invalid UTF-8 in consumer protocol payload: {exc}") from None
 
+    def nullable_string(self) -> str | None:
+        n = self.i16()
+        if n < 0:
+            return None
+        self.pos -= 2
+        return self.string()
+
+    def nullable_bytes(self) -> bytes | None:
+        n = self.i32()
+        return None if n < 0 else self._take(n)
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.buf)
+
     def count(self) -> int:
         n = self.i32()
         if n < 0:
@@ -73,15 +90,68 @@ def _string(s: str) -> bytes:
     return _I16.pack(len(raw)) + raw
 
 
-def encode_subscription(topics: Iterable[str], user_data: bytes | None = None) -> bytes:
-    """ConsumerProtocolSubscription v0: the topics this member wants."""
+def encode_subscription(
+    topics: Iterable[str],
+    user_data: bytes | None = None,
+    *,
+    owned: Iterable[tuple[str, int]] | None = None,
+    generation: int = -1,
+    version: int = 0,
+) -> bytes:
+    """ConsumerProtocolSubscription: the topics this member wants (v0); from v1 the partitions it owns
+    (KIP-429), from v2 its generation (KIP-792), from v3 its rack (always null here). The Java client
+    writes v3."""
     topics = sorted(set(topics))
-    out = bytearray(_I16.pack(0))
+    out = bytearray(_I16.pack(version))
     out += _I32.pack(len(topics))
     for t in topics:
         out += _string(t)
     out += _I32.pack(-1) if user_data is None else _I32.pack(len(user_data)) + user_data
+    if version >= 1:
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for t, p in sorted(owned or ()):
+            by_topic[t].append(p)
+        out += _I32.pack(len(by_topic))
+        for t, ps in by_topic.items():
+            out += _string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
+    if version >= 2:
+        out += _I32.pack(generation)
+    if version >= 3:
+        out += _I16.pack(-1)  # rack_id: null
     return bytes(out)
+
+
+@dataclass
+class Subscription:
+    """A decoded ConsumerProtocolSubscription (fields of later versions take their defaults)."""
+
+    topics: list[str]
+    user_data: bytes | None = None
+    owned: list[tuple[str, int]] = field(default_factory=list)
+    generation: int = -1
+    rack_id: str | None = None
+    version: int = 0
+
+
+def decode_subscription_full(data: bytes | bytearray | memoryview) -> Subscription:
+    """Every field of a ConsumerProtocolSubscription v0-v3 (later versions: the fields known here)."""
+    r = _Reader(data)
+    version = r.i16()
+    if version < 0:
+        raise ProtocolError("negative consumer protocol version")
+    sub = Subscription([r.string() for _ in range(r.count())], version=version)
+    if r.at_end():  # a v0 writer may omit the trailing user data of an empty subscription (old clients)
+        return sub
+    sub.user_data = r.nullable_bytes()
+    if version >= 1 and not r.at_end():
+        for _ in range(r.count()):
+            t = r.string()
+            sub.owned.extend((t, r.i32()) for _ in range(r.count()))
+    if version >= 2 and not r.at_end():
+        sub.generation = r.i32()
+    if version >= 3 and not r.at_end():
+        sub.rack_id = r.nullable_string()
+    return sub
 
 
 def decode_subscription(data: bytes | bytearray | memoryview) -> list[str]:
@@ -92,9 +162,12 @@ def decode_subscription(data: bytes | bytearray | memoryview) -> list[str]:
     return [r.string() for _ in range(r.count())]
 
 
-def encode_assignment(partitions: Mapping[str, Iterable[int]], user_data: bytes | None = None) -> bytes:
-    """ConsumerProtocolAssignment v0: the partitions given to one member."""
-    out = bytearray(_I16.pack(0))
+def encode_assignment(
+    partitions: Mapping[str, Iterable[int]], user_data: bytes | None = None, *, version: int = 0
+) -> bytes:
+    """ConsumerProtocolAssignment: the partitions given to one member (v1-v3 carry the same fields; the
+    Java client writes v3)."""
+    out = bytearray(_I16.pack(version))
     items = [(t, sorted(ps)) for t, ps in sorted(partitions.items())]
     out += _I32.pack(len(items))
     for t, ps in items:

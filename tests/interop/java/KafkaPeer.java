@@ -16,9 +16,9 @@
 //            {"records":..,"bytes":..,"xor":..,"wall_ns":..,"cpu_ns":..} after touching every key, value
 //            and header (the benchmarks' Java consumer; also --passes, --fetch-max-bytes,
 //            --partition-max-bytes, --max-poll-records).
-//   group    --group G [--commit sync]
-//            Subscribes with the classic protocol and the range assignor; prints
-//            {"event":"assigned"|"revoked","partitions":[..]} and each record as in consume (plus
+//   group    --group G [--commit sync] [--assignor range|roundrobin|sticky|cooperative-sticky]
+//            Subscribes with the classic protocol and the assignor (default range); prints
+//            {"event":"assigned"|"revoked","partitions":[..]} ("added" too for assigned) and each record as in consume (plus
 //            "event":"record"). Commits synchronously after each poll. Stops (commit, leave) when stdin
 //            says "exit" or closes; prints {"event":"closed"}.
 //   ready: every mode prints {"event":"started"} once its client exists.
@@ -276,8 +276,11 @@ public final class KafkaPeer {
         Properties p = consumerProps(opts);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, required(opts, "group"));
         p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-              "org.apache.kafka.clients.consumer.RangeAssignor");
+        // --assignor range|roundrobin|sticky|cooperative-sticky (default range)
+        String assignor = opts.getOrDefault("assignor", "range");
+        p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, "org.apache.kafka.clients.consumer." + Map.of(
+            "range", "RangeAssignor", "roundrobin", "RoundRobinAssignor", "sticky", "StickyAssignor",
+            "cooperative-sticky", "CooperativeStickyAssignor").get(assignor));
         p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opts.getOrDefault("session-timeout-ms", "10000"));
         p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
         AtomicBoolean stop = new AtomicBoolean(false);
@@ -299,7 +302,8 @@ public final class KafkaPeer {
                     OUT.flush();
                 }
                 @Override public void onPartitionsAssigned(Collection<TopicPartition> tps) {
-                    OUT.println("{\"event\":\"assigned\",\"partitions\":" + partitionsJson(consumer.assignment()) + "}");
+                    OUT.println("{\"event\":\"assigned\",\"partitions\":" + partitionsJson(consumer.assignment())
+                        + ",\"added\":" + partitionsJson(tps) + "}");
                     OUT.flush();
                 }
             });
