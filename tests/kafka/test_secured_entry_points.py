@@ -393,6 +393,10 @@ def test_spark_batch_read_with_java_client_options(broker, stores, topic_name):
     with Client.from_properties(props) as client:
         client.create_topics([topic])
         client.produce(topic, [b"a", b"b", b"c"], partition=0)
+    from pyspark.sql import SparkSession
+
+    # Get or create: in a run with the Spark suite its session-wide session is reused, and left running.
+    existing = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     spark = session("local[1]", app_name="kafkawire-secured")
     try:
         reader = spark.read.format("kafkawire").option("subscribe", topic)
@@ -405,4 +409,5 @@ def test_spark_batch_read_with_java_client_options(broker, stores, topic_name):
         with pytest.raises(Exception, match="kafka.sasl.mechanism"):
             bad.load().collect()
     finally:
-        spark.stop()
+        if existing is None:
+            spark.stop()
