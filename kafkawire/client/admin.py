@@ -410,7 +410,9 @@ def delete_records(
                 ],
                 timeout_ms=_timeout_ms(cluster, d),
             )
-            sent.append(cluster.connection(leader, d).send(req, deadline=d))
+            pending = cluster.connection(leader, d).send(req, deadline=d)
+            assert pending is not None  # None only for requests that expect no response (acks=0)
+            sent.append(pending)
         out: dict[tuple[str, int], int] = {}
         for pending in sent:
             resp = pending.result(deadline=d)

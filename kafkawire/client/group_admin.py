@@ -252,7 +252,9 @@ def reset_group_offsets(
     committed = _fetch_committed(cluster, deadline, group) if topics is None or shift_by is not None else {}
     # Which partitions: the named ones, every partition of a named topic, or all the group has committed.
     named_topics = sorted({x for x in topics or () if isinstance(x, str)})
-    parts = set(committed) if topics is None else {tuple(x) for x in topics if not isinstance(x, str)}
+    parts: set[tuple[str, int]] = (
+        set(committed) if topics is None else {(x[0], int(x[1])) for x in topics if not isinstance(x, str)}
+    )
     wanted_topics = set(named_topics) | {t for t, _ in parts}
     gone = sorted(wanted_topics - _existing_topics(cluster, deadline, wanted_topics))
     if gone and topics is not None:
