@@ -63,7 +63,6 @@ __all__ = [
     "GroupNotInactiveError",
     "GroupOffset",
     "MemberDescription",
-    "NewTopic",
     "PartitionDescription",
     "TopicDescription",
 ]
