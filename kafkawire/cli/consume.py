@@ -24,7 +24,7 @@ from typing import IO, Any
 from ..client.deadline import Deadline
 from ..client.ranges import LostRange, read_ranges
 from ..errors import KafkaWireError
-from ._common import CliError, add_connection_args, make_client, parse_start
+from ._common import CliError, add_connection_args, make_client, parse_start, partitions_of
 
 __all__ = ["add_arguments", "run"]
 
@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
     bar = None
     try:
         with make_client(args) as client, _stop_signals() as stops:
-            available = client.partitions_for(topic)
+            available = partitions_of(client, topic)
             partitions = sorted(set(args.partition)) if args.partition else available
             missing = [p for p in partitions if p not in available]
             if missing:
