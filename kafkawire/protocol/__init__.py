@@ -103,6 +103,7 @@ DeleteGroupsRequest, DeleteGroupsResponse = build_pair("delete_groups")
 IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse = build_pair("incremental_alter_configs")
 DescribeClusterRequest, DescribeClusterResponse = build_pair("describe_cluster")
 ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse = build_pair("consumer_group_heartbeat")
+ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse = build_pair("consumer_group_describe")
 
 #: API key -> (request class, response class), for every API this package speaks.
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
@@ -138,6 +139,7 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         IncrementalAlterConfigsRequest,
         DescribeClusterRequest,
         ConsumerGroupHeartbeatRequest,
+        ConsumerGroupDescribeRequest,
     )
 }
 

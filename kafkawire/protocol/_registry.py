@@ -41,6 +41,7 @@ API_MODULES: dict[int, str] = {
     44: "incremental_alter_configs",
     60: "describe_cluster",
     68: "consumer_group_heartbeat",
+    69: "consumer_group_describe",
 }
 
 # Behaviour added to particular generated structs, by struct name.
