@@ -434,7 +434,9 @@ class BrokerConnection:
         # Bytes after the body are ignored, as the Java client and librdkafka do (they never check):
         # librdkafka's mock cluster ends Metadata v13 with one stray byte, and a newer broker may append
         # fields an older schema does not know. The frame size already bounds what was read.
-        return response_class.decode(memoryview(buf)[pos:], version, allow_trailing=True)
+        # Read-only: nothing writes this frame's buffer again, and decode_records copies a writable input
+        # before decoding it (issue 12) but decodes a read-only one in place.
+        return response_class.decode(memoryview(buf).toreadonly()[pos:], version, allow_trailing=True)
 
     # --------------------------------------------------------------------------------- handshakes
     def _negotiate_versions(self, deadline: Deadline) -> None:
