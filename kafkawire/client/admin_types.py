@@ -188,7 +188,9 @@ class MemberDescription:
 @dataclass(frozen=True)
 class GroupDescription:
     """A group as DescribeGroups reports it: ``state`` (``Empty``, ``Stable``, ``PreparingRebalance``,
-    ``CompletingRebalance``, ``Dead``), ``protocol`` the chosen assignor, ``coordinator`` its node id."""
+    ``CompletingRebalance``, ``Dead``), ``protocol`` the chosen assignor, ``coordinator`` its node id.
+    ``type`` ``"consumer"`` for a group of the KIP-848 protocol (from ConsumerGroupDescribe: states
+    ``Empty``, ``Assigning``, ``Reconciling``, ``Stable``; ``protocol`` the server-side assignor)."""
 
     group_id: str
     state: str
@@ -196,6 +198,7 @@ class GroupDescription:
     protocol: str
     members: list[MemberDescription]
     coordinator: int = -1
+    type: str = "classic"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ProtocolError
-from ..protocol import DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest
+from ..protocol import (
+    ConsumerGroupDescribeRequest,
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+    OffsetFetchRequest,
+)
 from ..protocol.errors import GroupIdNotFoundError, UnknownTopicOrPartitionError
 from . import offsets as _offsets
 from .admin_types import GroupDescription, GroupListing, GroupOffset, MemberDescription
@@ -121,7 +127,47 @@ def _describe_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDe
             g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, conn.node_id
         )
 
-    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe group {group!r}")
+    try:
+        return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe group {group!r}")
+    except GroupIdNotFoundError as classic_error:
+        # Kafka 4 answers DescribeGroups for a group of the new consumer protocol (KIP-848) with
+        # GROUP_ID_NOT_FOUND ("not a classic group"): ask ConsumerGroupDescribe, as Java's admin does.
+        try:
+            described = _describe_consumer_group(cluster, deadline, group)
+        except GroupIdNotFoundError:
+            raise classic_error from None
+        if described is None:
+            raise classic_error
+        return described
+
+
+def _describe_consumer_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDescription | None:
+    """A KIP-848 group through ConsumerGroupDescribe (None when the coordinator does not speak it)."""
+
+    def attempt(d: Deadline, conn: Any) -> GroupDescription | None:
+        version = conn.versions.get(ConsumerGroupDescribeRequest) if conn.versions is not None else None
+        if version is None:
+            return None
+        resp = conn.request(ConsumerGroupDescribeRequest(group_ids=[group]), version, deadline=d)
+        g = resp.groups[0]
+        err = broker_error(g.error_code, g.error_message, f"describe consumer group {group!r}")
+        if err is not None:
+            raise err
+        members = [
+            MemberDescription(
+                m.member_id,
+                m.instance_id,
+                m.client_id,
+                m.client_host,
+                {tp.topic_name: sorted(tp.partitions) for tp in (m.assignment.topic_partitions or ())},
+            )
+            for m in g.members
+        ]
+        return GroupDescription(
+            g.group_id, g.group_state, "consumer", g.assignor_name, members, conn.node_id, type="consumer"
+        )
+
+    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe consumer group {group!r}")
 
 
 def delete_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str], *, missing_ok: bool = False) -> None:

@@ -266,3 +266,53 @@ def test_offsets_of_a_deleted_topic(admin: Admin) -> None:
     with pytest.raises(UnknownTopicOrPartitionError):
         admin.reset_consumer_group_offsets(group, [gone], to="earliest", timeout_ms=10_000)
     assert admin.reset_consumer_group_offsets(group, None, to="latest", timeout_ms=10_000) == {(kept, 0): 4}
+
+
+def test_kip848_consumer_group_matches_kafka_consumer_groups(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
+    """A group of the new consumer protocol (KIP-848; Kafka's console consumer with group.protocol=consumer):
+    DescribeGroups does not know it, ConsumerGroupDescribe does."""
+    import subprocess
+
+    from kafkawire.testing.kafka import java_binary, kafka_classpath
+
+    prefix = unique("kip848")
+    topic, group = f"{prefix}-t", f"{prefix}-g"
+    admin.create_topics({topic: 3})
+    consumer = subprocess.Popen(
+        [
+            java_binary(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", kafka_classpath(),
+            "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", kafka_broker.bootstrap,
+            "--topic", topic, "--group", group,
+            "--consumer-property", "group.protocol=consumer", "--consumer-property", f"client.id={prefix}-client",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        listed = None
+        while time.monotonic() < deadline:
+            listed = next((g for g in admin.list_groups() if g.group_id == group), None)
+            if listed is not None and listed.state == "Stable":
+                break
+            time.sleep(0.2)  # polling a state the broker reaches on its own schedule, bounded by the deadline
+        assert listed is not None and listed.state == "Stable" and listed.type == "consumer", listed
+        described = admin.describe_groups([group])[group]
+        rows = parse_table(
+            run_tool(GROUP_COMMAND, "--bootstrap-server", kafka_broker.bootstrap,
+                     "--describe", "--group", group, "--members", "--verbose")
+        )
+        with pytest.raises(GroupNotInactiveError):
+            admin.reset_consumer_group_offsets(group, [topic], to="earliest")
+    finally:
+        consumer.terminate()
+        consumer.wait(30)
+    assert (described.type, described.state, described.protocol_type) == ("consumer", "Stable", "consumer")
+    (m,) = described.members
+    (row,) = rows
+    assert (row["CONSUMER-ID"], row["HOST"], row["CLIENT-ID"]) == (m.member_id, m.client_host, m.client_id)
+    assert m.client_id == f"{prefix}-client"
+    assert row["CURRENT-ASSIGNMENT"] == ";".join(
+        f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(m.assignment.items())
+    )
+    assert m.assignment == {topic: [0, 1, 2]}
