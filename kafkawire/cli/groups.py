@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ls = sub.add_parser("list", help="list groups with their state and type")
     add_connection_args(ls)
     ls.add_argument("--state", action="append", metavar="STATE", help="only groups in this state (repeatable)")
+    ls.add_argument("--type", action="append", metavar="TYPE", help="only groups of this type: classic, consumer, ...")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     describe = sub.add_parser("describe", help="state, members and committed offsets with lag")
@@ -65,7 +66,7 @@ def _admin(args: argparse.Namespace) -> Any:
 
 def _list(args: argparse.Namespace) -> int:
     with _admin(args) as admin, admin.client:
-        groups = admin.list_groups(states=args.state)
+        groups = admin.list_groups(states=args.state, types=args.type)
     if args.json:
         print(json.dumps([{"group": g.group_id, "state": g.state, "type": g.type,
                            "protocol_type": g.protocol_type} for g in groups]))
@@ -97,7 +98,8 @@ def _describe(args: argparse.Namespace) -> int:
                     "client_id": m.client_id if m else None,
                 })
             out.append({
-                "group": group, "state": d.state, "protocol_type": d.protocol_type, "assignor": d.protocol,
+                "group": group, "type": d.type, "state": d.state, "protocol_type": d.protocol_type,
+                "assignor": d.protocol,
                 "coordinator": d.coordinator,
                 "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                              "client_id": m.client_id, "host": m.client_host,
@@ -110,7 +112,7 @@ def _describe(args: argparse.Namespace) -> int:
     for i, g in enumerate(out):
         if i:
             print()
-        print(f"group {g['group']}: {g['state']}, {len(g['members'])} member(s), "
+        print(f"group {g['group']} ({g['type']}): {g['state']}, {len(g['members'])} member(s), "
               f"assignor {g['assignor'] or '-'}, coordinator {g['coordinator']}")
         if g["members"]:
             print_table(

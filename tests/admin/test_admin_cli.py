@@ -66,9 +66,10 @@ def test_group_commands_agree_with_kafka_consumer_groups(admin: Admin, kafka_bro
     admin.alter_consumer_group_offsets(group, {(topic, 0): 7, (topic, 1): 1})
     admin.alter_consumer_group_offsets(other, {(topic, 0): 0})
 
-    listed = {g["group"]: g for g in json.loads(cli(capsys, b, "groups", "list", "--json"))}
+    listed = {g["group"]: g for g in json.loads(cli(capsys, b, "groups", "list", "--type", "classic", "--json"))}
     assert listed[group]["state"] == "Empty" and listed[other]["state"] == "Empty"
     (described,) = json.loads(cli(capsys, b, "groups", "describe", group, "--json"))
+    assert (described["type"], described["state"], described["members"]) == ("classic", "Empty", [])
     assert [(p["topic"], p["partition"], p["committed"], p["end_offset"], p["lag"]) for p in described["offsets"]] == [
         (topic, 0, 7, 10, 3),
         (topic, 1, 1, 4, 3),
