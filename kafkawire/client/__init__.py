@@ -18,6 +18,7 @@ from .client import EARLIEST, LATEST, Client
 from .connection import BrokerConnection
 from .consumer import CommitFailedError, Consumer
 from .deadline import Deadline
+from .delivery import DeliveryFuture, RecordDroppedError, RecordMetadata
 from .errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
@@ -56,6 +57,7 @@ __all__ = [
     "CommittedOffset",
     "CorrelationIdMismatchError",
     "Deadline",
+    "DeliveryFuture",
     "EARLIEST",
     "FetchResult",
     "GroupMetadata",
@@ -71,6 +73,8 @@ __all__ = [
     "ProduceFailedError",
     "Producer",
     "ProduceResult",
+    "RecordDroppedError",
+    "RecordMetadata",
     "ResponseTooLargeError",
     "RetryPolicy",
     "TopicMetadata",

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..records import check_record_arguments
 from .client import Client
+from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError, RecordMetadata, as_done_callback
 from .errors import ProduceFailedError
 from .transaction import GroupMetadata, TransactionHandle, TransactionManager, TransactionState
 from .types import ProduceResult, UnacknowledgedRecords
@@ -59,6 +60,7 @@ class _Buffer:
     headers: list[Sequence[tuple[str, bytes | None]] | None] = field(default_factory=list)
     timestamps: list[int] = field(default_factory=list)
     partitions: list[int | None] = field(default_factory=list)
+    futures: list[DeliveryFuture] = field(default_factory=list)
     nbytes: int = 0
     since: float = 0.0
 
@@ -71,6 +73,7 @@ class _Buffer:
         self.headers = [self.headers[i] for i in keep]
         self.timestamps = [self.timestamps[i] for i in keep]
         self.partitions = [self.partitions[i] for i in keep]
+        self.futures = [self.futures[i] for i in keep]
         self.nbytes = sum(len(v or b"") + len(k or b"") for v, k in zip(self.values, self.keys))
 
 
@@ -134,10 +137,17 @@ class Producer:
         partition: int | None = None,
         headers: Sequence[tuple[str, bytes | None]] | None = None,
         timestamp_ms: int | None = None,
-    ) -> None:
+        on_delivery: DeliveryCallback | None = None,
+        callback: DeliveryCallback | None = None,
+    ) -> DeliveryFuture:
         """Queue one record; may write the topic's buffer when it is full or has lingered long enough
         (then raises :class:`ProduceFailedError` as :meth:`flush` does). ``value`` / ``key``: bytes-like,
-        ``str`` (written as UTF-8) or None; anything else is a ``TypeError``."""
+        ``str`` (written as UTF-8) or None; anything else is a ``TypeError``.
+
+        Returns the record's :class:`~kafkawire.client.delivery.DeliveryFuture`, resolved when the batch
+        holding it is acknowledged (to a :class:`~kafkawire.client.delivery.RecordMetadata`) or finally
+        fails (to the error under which it is handed back in ``ProduceFailedError.unacknowledged``).
+        ``on_delivery`` (alias ``callback``): confluent-kafka's ``fn(err, metadata)``, called then."""
         check_record_arguments(
             [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
         )
@@ -158,6 +168,11 @@ class Producer:
             buf.headers.append(list(headers) if headers else None)
             buf.timestamps.append(int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms))
             buf.partitions.append(partition)
+            fut = DeliveryFuture(topic)
+            for cb in (on_delivery, callback):
+                if cb is not None:
+                    fut.add_done_callback(as_done_callback(cb))
+            buf.futures.append(fut)
             buf.nbytes += len(value or b"") + len(key or b"")
             if (
                 len(buf.values) >= self.batch_records
@@ -165,6 +180,7 @@ class Producer:
                 or (time.monotonic() - buf.since) * 1000 >= self.linger_ms
             ):
                 self._flush_topic(topic)
+            return fut
 
     def _flush_topic(self, topic: str) -> list[ProduceResult]:
         buf = self._buffers.get(topic)
@@ -188,8 +204,7 @@ class Producer:
         try:
             for part, rows in groups:
                 try:
-                    results.append(
-                        self.client.produce(
+                    result = self.client.produce(
                             topic,
                             [buf.values[i] for i in rows],
                             keys=[buf.keys[i] for i in rows] if has_keys else None,
@@ -201,8 +216,10 @@ class Producer:
                             timeout_ms=self.delivery_timeout_ms,
                             producer_state=self.transaction_manager,
                         )
-                    )
+                    results.append(result)
+                    _resolve(buf, topic, rows, result, None)
                 except ProduceFailedError as e:
+                    _resolve(buf, topic, rows, e.result, e)
                     if self.transaction_manager is not None:
                         fatal = self.transaction_manager.fail_produce(e)
                         if fatal is not e:  # fenced: nothing more may be written
@@ -324,6 +341,10 @@ class Producer:
         read_committed readers, offsets sent to the transaction are not committed."""
         with self._lock:
             txn = self._txn("abort_transaction")
+            dropped = RecordDroppedError("the transaction was aborted before the record was written")
+            for buf in self._buffers.values():
+                for fut in buf.futures:
+                    fut._resolve(None, dropped)
             self._buffers.clear()
             cluster = self.client.cluster
             with cluster.lock:
@@ -374,6 +395,31 @@ class Producer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _resolve(
+    buf: _Buffer, topic: str, rows: list[int], result: object, failure: ProduceFailedError | None
+) -> None:
+    """Resolve the futures of ``rows`` (positions in ``buf``) from one produce call: acknowledged
+    records get their metadata, the ones handed back in ``failure.unacknowledged`` its error."""
+    failed: dict[int, BaseException] = {}
+    if failure is not None:
+        for u in failure.unacknowledged.values():
+            assert isinstance(u, UnacknowledgedRecords)
+            for j in np.asarray(u.rows).tolist():
+                failed[j] = u.error or failure
+    parts = offsets = times = None
+    if isinstance(result, ProduceResult):
+        parts, offsets, times = result.partition.tolist(), result.offset.tolist(), result.log_append_time.tolist()
+    for j, i in enumerate(rows):
+        fut = buf.futures[i]
+        if j in failed:
+            fut._resolve(None, failed[j])
+        elif parts is not None and j < len(parts) and (failure is None or offsets[j] >= 0):
+            ts = times[j] if times[j] >= 0 else buf.timestamps[i]
+            fut._resolve(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
+        else:  # neither acknowledged nor handed back: the call's error is all that is known
+            fut._resolve(None, failure)
 
 
 def _combined_failure(
