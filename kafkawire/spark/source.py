@@ -279,30 +279,96 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
 
 @dataclass
 class KafkaCommitMessage(WriterCommitMessage):
-    """What one write task sent."""
+    """What one write task sent; with ``exactlyOnce``, the handle of its open transaction
+    (``(transactional_id, producer_id, producer_epoch)``), which the driver's commit ends."""
 
     records: int
+    transaction: tuple[str, int, int] | None = None
 
 
-def _write(opts: SinkOptions, batches: Iterator[Any]) -> KafkaCommitMessage:
+def _exactly_once(options: Any) -> bool:
+    """The ``exactlyOnce`` write option (case-insensitive name, like every option)."""
+    value = {str(k).lower(): v for k, v in dict(options).items()}.get("exactlyonce", "false")
+    if str(value).strip().lower() not in ("true", "false"):
+        raise InvalidOptionError(f"Option 'exactlyOnce' must be true or false, not {value!r}")
+    return str(value).strip().lower() == "true"
+
+
+def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = None) -> KafkaCommitMessage:
+    """Produce the task's rows. With ``txn_prefix`` (exactlyOnce) they go into one transaction whose id is
+    the prefix and the task's partition id: a retried or speculative attempt of the same task fences the
+    earlier one (aborting what it wrote, KIP-98); the transaction is handed to the driver, not committed."""
     sent = 0
     with KafkaAccess(opts.kafka_params) as access:
+        producer = None
+        if txn_prefix is not None:
+            from pyspark import TaskContext
+
+            from ..client import Producer
+
+            ctx = TaskContext.get()
+            tid = f"{txn_prefix}-{ctx.partitionId() if ctx is not None else 0}"
+            timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
+            producer = Producer(client=access.client, transactional_id=tid, transaction_timeout_ms=timeout)
+            producer.init_transactions()
+            producer.begin_transaction()
         for batch in batches:
             for g in batch_to_produce_groups(batch, opts.topic):
                 if opts.include_headers is False:
                     g.headers = None
-                sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
-    return KafkaCommitMessage(sent)
+                if producer is None:
+                    sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
+                else:
+                    compression = opts.kafka_params.get("compression.type")
+                    access.client.produce(
+                        g.topic,
+                        g.values,
+                        keys=g.keys,
+                        partition=g.partition,
+                        headers=g.headers,
+                        compression=None if compression in (None, "", "none") else compression,
+                        producer_state=producer.transaction_manager,
+                    )
+                    sent += len(g.values)
+        if producer is None:
+            return KafkaCommitMessage(sent)
+        handle = producer.hand_over_transaction()
+    return KafkaCommitMessage(sent, (handle.transactional_id, handle.producer_id, handle.producer_epoch))
+
+
+def _end_transactions(opts: SinkOptions, messages: list, commit: bool) -> None:
+    """The driver's side of exactlyOnce: EndTxn for every task's transaction (commit, or abort)."""
+    from ..client import TransactionHandle, end_transaction
+
+    handles = [TransactionHandle(*m.transaction) for m in messages if m is not None and m.transaction]
+    if not handles:
+        return
+    with KafkaAccess(opts.kafka_params) as access:
+        for handle in handles:
+            end_transaction(access.client, handle, commit=commit)
 
 
 class KafkaBatchWriter(DataSourceArrowWriter):
-    """``df.write.format("kafkawire")``: each task produces its rows; at-least-once like Spark's sink."""
+    """``df.write.format("kafkawire")``: each task produces its rows; at-least-once like Spark's sink.
 
-    def __init__(self, opts: SinkOptions) -> None:
+    With ``exactlyOnce``: each task writes inside a transaction (id: a prefix made once per write job in
+    the driver, and the task's partition id) and hands it over uncommitted; the job's commit ends every
+    task's transaction, its abort aborts them. read_committed readers see each row once."""
+
+    def __init__(self, opts: SinkOptions, exactly_once: bool = False) -> None:
+        import uuid
+
         self.opts = opts
+        self.txn_prefix = f"kafkawire-spark-{uuid.uuid4().hex}" if exactly_once else None
 
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
-        return _write(self.opts, iterator)
+        return _write(self.opts, iterator, self.txn_prefix)
+
+    def commit(self, messages: list) -> None:
+        _end_transactions(self.opts, messages, commit=True)
+
+    def abort(self, messages: list) -> None:
+        _end_transactions(self.opts, messages, commit=False)
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):
@@ -363,7 +429,7 @@ class KafkaWireDataSource(DataSource):
         return KafkaStreamReader(parse_source_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
-        return KafkaBatchWriter(_sink_opts(self.options, schema, overwrite))
+        return KafkaBatchWriter(_sink_opts(self.options, schema, overwrite), _exactly_once(self.options))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamWriter:
         # Spark's Kafka sink accepts the Complete/Update output modes too; "overwrite" here is Complete mode.

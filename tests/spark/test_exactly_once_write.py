@@ -1,0 +1,65 @@
+"""``exactlyOnce`` writes (issue 14) on Apache Kafka: a task whose first attempt fails after writing most
+of its rows leaves every row visible exactly once to read_committed readers with the option, and
+duplicates without it (so the test can fail). The job runs in its own process (``exactly_once_job.py``)
+because it needs a master that retries tasks (``local[2,2]``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkawire.client import Client
+
+JOB = Path(__file__).with_name("exactly_once_job.py")
+ROWS = 20_000
+
+
+def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
+    out: list[bytes] = []
+    for p, listed in sorted(client.list_offsets(topic, isolation=isolation).items()):
+        offset = 0
+        deadline = time.monotonic() + 60
+        while offset < listed.offset:
+            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
+            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
+            out += [bytes(r.value) for r in cols]
+            offset = max(offset, int(cols.next_offset))
+    return out
+
+
+@pytest.mark.parametrize("exactly_once", ["true", "false"])
+def test_a_failed_task_attempt_leaves_each_row_once_only_with_exactly_once(
+    kafka_broker: Any, exactly_once: str
+) -> None:
+    bootstrap = kafka_broker.bootstrap
+    topic = f"eos-spark-{exactly_once}-{os.getpid()}-{int(time.time() * 1000) % 100_000}"
+    with Client(bootstrap) as c:
+        c.create_topics({topic: 3})
+    res = subprocess.run(
+        [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert any(json.loads(line).get("done") for line in res.stdout.splitlines() if line.startswith("{"))
+    with Client(bootstrap) as c:
+        committed = _values(c, topic, "read_committed")
+        raw = _values(c, topic, "read_uncommitted")
+    counts = Counter(committed)
+    expected = {str(i).encode() for i in range(ROWS)}
+    print(f"\nexactlyOnce={exactly_once}: read_committed {len(committed)} ({len(counts)} distinct), log {len(raw)}")
+    assert set(counts) == expected
+    assert len(raw) > ROWS  # the failed attempt's rows reached the log either way
+    if exactly_once == "true":
+        assert len(committed) == ROWS  # ... and are invisible: each row exactly once
+    else:
+        assert len(committed) > ROWS  # at-least-once: the retried task's rows are duplicated
