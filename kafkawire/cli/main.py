@@ -1,6 +1,6 @@
 """Argument parsing and dispatch for the ``kafkawire`` command.
 
-Commands: ``produce``, ``consume``, ``topics``, ``offsets``, ``broker`` (an embedded development broker),
+Commands: ``produce``, ``consume``, ``topics``, ``groups``, ``offsets``, ``broker`` (an embedded development broker),
 ``bench`` (throughput on this machine), ``codec-demo`` and ``demo``. Each command lives in its own module
 and is imported only when it runs, so ``kafkawire --help`` stays fast and optional dependencies (pyarrow,
 tqdm, matplotlib, the peer clients) are needed only by the commands that use them.
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 _COMMANDS = (
     ("produce", "produce", "write records from lines, JSON lines or a file"),
     ("consume", "consume", "read records to stdout, JSON lines or Parquet"),
-    ("topics", "topics", "list, create, delete or describe topics"),
+    ("topics", "topics", "list, create, delete, describe topics; their configs, partitions and records"),
     ("groups", "groups", "list, describe or delete consumer groups; reset their offsets"),
     ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
     ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
