@@ -183,6 +183,7 @@ class Consumer:
         self._counters = {"records_consumed": 0, "bytes_consumed": 0, "rebalances": 0, "commit_failures": 0}
         self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
+        self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
 
     # ---------------------------------------------------------------------------------- assignment
     def subscribe(
@@ -614,8 +615,13 @@ class Consumer:
                 deadline.sleep(self.client.retry_policy.backoff(failures))
                 if not deadline.expired():
                     continue
+                now = time.monotonic()
                 if self._bytes_received() > heard:
-                    # The cluster answered during this poll (e.g. COORDINATOR_NOT_AVAILABLE while Kafka
+                    self._last_heard = now
+                if (now - self._last_heard) * 1000 < timeout_ms + self.max_wait_ms:
+                    # The cluster answered during this poll, or shortly before it and this poll was too
+                    # short for the fetch it holds for up to ``max_wait_ms`` (a 200 ms poll on a loaded
+                    # machine), or it answered (e.g. COORDINATOR_NOT_AVAILABLE while Kafka
                     # creates its offsets topic, or a request cut short by our own deadline): it is busy,
                     # not gone. Nothing to read yet, as in the Java consumer; the next poll carries on.
                     log.debug("poll: time ran out while retrying (%s)", e)
@@ -625,6 +631,8 @@ class Consumer:
                     raise
                 raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
             if out or deadline.expired():
+                if self._bytes_received() > heard:
+                    self._last_heard = time.monotonic()
                 return out
 
     def _bytes_received(self) -> int:
