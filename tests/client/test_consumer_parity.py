@@ -333,3 +333,87 @@ def test_consumer_protocol_on_a_broker_without_it_raises_a_clear_error(broker_fa
         cons.close(timeout_ms=5000)
     with pytest.raises(ValueError, match="group_protocol"):
         Consumer(noida.bootstrap, group_id="g", group_protocol="next")
+
+
+# ------------------------------------------------------------------------- sticky assignors (no broker)
+
+
+def test_subscription_v3_carries_owned_partitions_and_generation():
+    from kafkawire.client.group import decode_subscription, decode_subscription_full, encode_subscription
+
+    raw = encode_subscription(
+        ["b", "a"], b"\x00\x00\x00\x07", owned=[("a", 1), ("a", 0), ("b", 2)], generation=7, version=3
+    )
+    sub = decode_subscription_full(raw)
+    assert (sub.version, sub.topics, sub.user_data) == (3, ["a", "b"], b"\x00\x00\x00\x07")
+    assert (sub.owned, sub.generation, sub.rack_id) == ([("a", 0), ("a", 1), ("b", 2)], 7, None)
+    assert decode_subscription(raw) == ["a", "b"]
+    # The layout of Kafka's ConsumerProtocolSubscription.json v3, field by field.
+    expected = (
+        b"\x00\x03"
+        + b"\x00\x00\x00\x02"
+        + b"\x00\x01a"
+        + b"\x00\x01b"
+        + b"\x00\x00\x00\x04\x00\x00\x00\x07"
+        + b"\x00\x00\x00\x02"
+        + b"\x00\x01a"
+        + b"\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01"
+        + b"\x00\x01b"
+        + b"\x00\x00\x00\x01\x00\x00\x00\x02"
+        + b"\x00\x00\x00\x07"
+        + b"\xff\xff"
+    )
+    assert raw == expected
+    v0 = decode_subscription_full(encode_subscription(["a"]))
+    assert (v0.version, v0.owned, v0.generation) == (0, [], -1)
+
+
+def test_sticky_user_data_roundtrip_and_v0():
+    from kafkawire.client.assignors import decode_sticky_user_data, encode_sticky_user_data
+
+    data = encode_sticky_user_data([("t", 2), ("t", 0), ("u", 1)], 5)
+    assert decode_sticky_user_data(data) == ([("t", 0), ("t", 2), ("u", 1)], 5)
+    assert decode_sticky_user_data(data[:-4]) == ([("t", 0), ("t", 2), ("u", 1)], -1)  # v0: no generation
+    assert decode_sticky_user_data(None) == ([], -1)
+
+
+def test_cooperative_sticky_keeps_owners_balances_and_withholds_moves():
+    from kafkawire.client.assignors import cooperative_sticky_assign, withhold_transfers
+    from kafkawire.client.group import Subscription
+
+    subs = {
+        "m1": Subscription(["t"], owned=[("t", p) for p in range(6)], generation=3),
+        "m2": Subscription(["t"]),  # a new member
+    }
+    plan = cooperative_sticky_assign(subs, {"t": 6})
+    assert sorted(len(ps["t"]) for ps in plan.values()) == [3, 3]
+    assert set(plan["m1"]["t"]) <= set(range(6))
+    adjusted, withheld = withhold_transfers(plan, subs)
+    assert withheld == 3 and adjusted["m2"] == {} and adjusted["m1"] == plan["m1"]
+    # Second rebalance: m1 now owns its 3; m2 gets the others, nothing withheld.
+    subs["m1"] = Subscription(["t"], owned=[("t", p) for p in plan["m1"]["t"]], generation=4)
+    plan2 = cooperative_sticky_assign(subs, {"t": 6})
+    assert plan2["m1"] == plan["m1"]
+    assert withhold_transfers(plan2, subs)[1] == 0
+    # A stale claim (lower generation) loses to the current owner.
+    subs = {
+        "m1": Subscription(["t"], owned=[("t", 0), ("t", 1)], generation=2),
+        "m2": Subscription(["t"], owned=[("t", 1), ("t", 2)], generation=4),
+    }
+    plan = cooperative_sticky_assign(subs, {"t": 4})
+    assert 1 in plan["m2"]["t"] and 2 in plan["m2"]["t"] and 0 in plan["m1"]["t"]
+
+
+def test_sticky_reads_the_previous_assignment_from_user_data():
+    from kafkawire.client.assignors import encode_sticky_user_data, sticky_assign
+    from kafkawire.client.group import Subscription
+
+    subs = {
+        "a": Subscription(["t"], user_data=encode_sticky_user_data([("t", 1), ("t", 3)], 2)),
+        "b": Subscription(["t"], user_data=encode_sticky_user_data([("t", 0), ("t", 2)], 2)),
+        "c": Subscription(["t"]),
+    }
+    plan = sticky_assign(subs, {"t": 5})
+    assert sorted(len(v.get("t", [])) for v in plan.values()) == [1, 2, 2]
+    moved = sum(1 for m, prev in (("a", {1, 3}), ("b", {0, 2})) for p in prev if p not in plan[m].get("t", []))
+    assert moved <= 1  # only what balance requires moves
