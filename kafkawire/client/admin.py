@@ -19,7 +19,12 @@ from ..protocol import (
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
 )
-from ..protocol.errors import LeaderNotAvailableError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from ..protocol.errors import (
+    InvalidPartitionsError,
+    LeaderNotAvailableError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
 from .admin_types import (
     CONFIG_OPS,
     CONFIG_SOURCES,
@@ -351,8 +356,10 @@ def create_partitions(
     """See :meth:`kafkawire.admin.Admin.create_partitions`."""
     if not counts:
         return
+    attempts = [0]
 
     def attempt(d: Deadline) -> None:
+        attempts[0] += 1
         req = CreatePartitionsRequest(
             topics=[
                 CreatePartitionsRequest.CreatePartitionsTopic(name=t, count=int(n), assignments=None)
@@ -364,8 +371,15 @@ def create_partitions(
         resp = cluster.controller_connection(d).request(req, deadline=d)
         for r in resp.results:
             err = broker_error(r.error_code, r.error_message, f"create partitions of {r.name!r}")
-            if err is not None:
-                raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
+            if err is None:
+                continue
+            if isinstance(err, InvalidPartitionsError) and attempts[0] > 1 and not validate_only:
+                # A retry after an attempt whose answer was lost (timeout, broken connection): the topic may
+                # already have grown to the count asked for, which is success, not "not more than now".
+                tm = cluster.fetch_metadata([r.name], d).topics.get(r.name)
+                if tm is not None and tm.error is None and len(tm.partitions) == counts[r.name]:
+                    continue
+            raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
 
     try:
         cluster.call(deadline, attempt, what=f"create partitions {dict(counts)}", topics=[])

@@ -1,0 +1,39 @@
+"""Admin calls whose answer is lost (Apache Kafka behind a proxy that drops one response and closes the
+connection, as a broker crashing right after applying the request): the retry finds the work done and
+succeeds, instead of failing with the error the repeated request gets."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+from kafkawire.admin import Admin
+
+# The fault-injecting proxy of the client tests (tests/client is not a package: load the module by path).
+_spec = importlib.util.spec_from_file_location("client_fakes", Path(__file__).parents[1] / "client" / "client_fakes.py")
+assert _spec is not None and _spec.loader is not None
+_fakes = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fakes)
+KafkaProxy = _fakes.KafkaProxy
+
+
+def test_create_partitions_whose_answer_was_lost(kafka_broker) -> None:  # type: ignore[no-untyped-def]
+    topic = f"adm-lost-{os.getpid()}-{time.monotonic_ns()}"
+    host, port = kafka_broker.bootstrap.rsplit(":", 1)
+    dropped_once = []
+
+    def drop(api_key: int) -> bool:
+        if api_key == 37 and not dropped_once:  # CreatePartitions
+            dropped_once.append(api_key)
+            return True
+        return False
+
+    with Admin(kafka_broker.bootstrap) as direct:
+        direct.create_topics({topic: 2})
+        with KafkaProxy(host, int(port), drop) as proxy, Admin(proxy.address, retry_timeout_ms=30_000) as admin:
+            # The repeated request is refused with INVALID_PARTITIONS (the topic already has 4): success.
+            admin.create_partitions({topic: 4})
+            assert proxy.dropped == [37]
+        assert direct.describe_topics([topic])[topic].num_partitions == 4
