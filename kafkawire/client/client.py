@@ -31,6 +31,7 @@ from .cluster import Cluster, parse_bootstrap
 from .connection import BrokerConnection
 from .deadline import Deadline
 from .errors import KafkaTimeoutError
+from .fetch_session import FetchSessions
 from .offsets import EARLIEST, LATEST
 from .partitioner import Partitioner
 from .produce import ProducerState, not_sent, send_records
@@ -74,6 +75,8 @@ class Client:
     ``enable_idempotence`` makes ``acks=-1`` produce calls idempotent. ``api_version_caps`` maps API
     keys to a highest version to use (to route around a broker that advertises a version it does not
     implement). ``check_crcs`` verifies every fetched batch's CRC-32C (Java's ``check.crcs``).
+    ``fetch_sessions`` (default True) keeps an incremental fetch session per broker (KIP-227): a Fetch
+    lists only the partitions whose offset changed; False sends every partition every time.
 
     Logging goes to ``kafkawire.client.*`` (connections, retries with their cause, metadata refreshes);
     :meth:`metrics` returns request counts, bytes and latencies per API.
@@ -104,6 +107,7 @@ class Client:
         max_batch_bytes: int = 1_000_000,
         api_version_caps: Mapping[int, int] | None = None,
         check_crcs: bool = True,
+        fetch_sessions: bool = True,
     ) -> None:
         bootstrap = parse_bootstrap(bootstrap_servers)
         self.client_id = client_id
@@ -143,6 +147,8 @@ class Client:
         self.max_batch_bytes = max_batch_bytes
         self.api_version_caps = dict(api_version_caps or {})
         self.check_crcs = check_crcs
+        #: Incremental fetch sessions per broker (KIP-227); ``fetch_sessions=False`` sends full Fetches.
+        self.fetch_sessions = FetchSessions(fetch_sessions)
         #: Connections, metadata, coordinators and the retry loop (:class:`~.cluster.Cluster`).
         self.cluster = Cluster(
             bootstrap,
@@ -472,6 +478,7 @@ class Client:
                 isolation=isolation,
                 raise_errors=raise_errors,
                 check_crcs=self.check_crcs,
+                sessions=self.fetch_sessions,
             )
 
     # -------------------------------------------------------------------------------------- offsets

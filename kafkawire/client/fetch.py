@@ -1,5 +1,7 @@
 """Fetch on top of :class:`~kafkawire.client.cluster.Cluster`: several partitions at once, one request
-per leader, all leaders in flight together, partitions that failed retried until the deadline."""
+per leader, all leaders in flight together, partitions that failed retried until the deadline. With
+``sessions`` each broker's request goes through its incremental fetch session (KIP-227,
+:mod:`kafkawire.client.fetch_session`): only what changed is sent."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ..protocol import FetchRequest
 from . import quirks
 from .cluster import ZERO_UUID, Cluster, broker_error
 from .deadline import Deadline
+from .fetch_session import FetchSessionHandler, FetchSessions, SessionRequest
 from .retry import is_retriable
 from .types import FetchResult
 
@@ -33,6 +36,7 @@ def fetch_many(
     isolation: str,
     raise_errors: bool,
     check_crcs: bool,
+    sessions: FetchSessions | None = None,
 ) -> dict[TP, FetchResult]:
     """See :meth:`kafkawire.client.Client.fetch_many`."""
     results: dict[TP, FetchResult] = {}
@@ -53,31 +57,47 @@ def fetch_many(
                 round_errors[tp] = e
         # Ask the broker to wait no longer than the call has left, so its answer beats our deadline.
         wait_ms = min(max_wait_ms, int(d.remaining() * 1000 * 0.8)) if d.timeout is not None else max_wait_ms
-        sent = []
+        sent: list[tuple[Any, list[TP], FetchSessionHandler | None, SessionRequest | None]] = []
         for leader, tps in by_leader.items():
+            handler = sessions.handler(leader) if sessions is not None else None
             try:
                 conn = cluster.connection(leader, d)
                 use_ids = all(cluster.topics[t].topic_id is not None for t, _ in tps)
                 version = quirks.fetch_version(
                     conn.version_for(FetchRequest, quirks.LOWEST_VERSION[FetchRequest]), use_ids
                 )
-                req = _fetch_request(cluster, tps, remaining, level, wait_ms, min_bytes, max_bytes, partition_max_bytes)
-                sent.append((conn.send(req, version, deadline=d), tps))
+                sreq = None
+                if handler is not None:
+                    sreq = handler.build(
+                        {tp: (int(remaining[tp]), partition_max_bytes) for tp in tps}, version, use_ids
+                    )
+                req = _fetch_request(
+                    cluster, tps, remaining, level, wait_ms, min_bytes, max_bytes, partition_max_bytes, sreq
+                )
+                sent.append((conn.send(req, version, deadline=d), tps, handler, sreq))
             except Exception as e:
+                if handler is not None:
+                    handler.handle_error()
                 if not is_retriable(e):
                     raise
                 for tp in tps:
                     round_errors[tp] = e
-        for pr, tps in sent:
+        for pr, tps, handler, sreq in sent:
             try:
                 resp = pr.result(cluster.request_timeout_ms + wait_ms, deadline=d)
             except Exception as e:
+                if handler is not None:
+                    handler.handle_error()
                 if not is_retriable(e):
                     raise
                 for tp in tps:
                     round_errors[tp] = e
                 continue
-            top_err = broker_error(getattr(resp, "error_code", 0) or 0, None, "fetch")
+            code = getattr(resp, "error_code", 0) or 0
+            if handler is not None and sreq is not None:
+                # A refused session (broker restarted, stale epoch) is retried as a full fetch.
+                handler.handle_response(sreq, code, getattr(resp, "session_id", 0) or 0)
+            top_err = broker_error(code, None, "fetch")
             if top_err is not None:
                 if not top_err.retriable:
                     raise top_err
@@ -93,6 +113,13 @@ def fetch_many(
                     if tp not in remaining or tp in seen:
                         continue
                     seen.add(tp)
+                    if handler is not None:
+                        handler.observe(
+                            tp,
+                            p.high_watermark,
+                            getattr(p, "last_stable_offset", -1),
+                            getattr(p, "log_start_offset", -1),
+                        )
                     err = broker_error(p.error_code, None, f"fetch {name}/{p.partition_index}")
                     if err is not None and err.retriable:
                         round_errors[tp] = err
@@ -113,11 +140,24 @@ def fetch_many(
                         log_start_offset=getattr(p, "log_start_offset", -1),
                         error=err,
                     )
-            if quirks.omitted_fetch_partition_is_empty():
-                for tp in tps:
-                    if tp not in seen and tp not in round_errors:
-                        off = remaining[tp]
-                        results[tp] = FetchResult(tp[0], tp[1], off, RecordColumns.empty(off))
+            for tp in tps:
+                if tp in seen or tp in round_errors:
+                    continue
+                off = remaining[tp]
+                st = handler.unchanged(tp) if handler is not None else None
+                if st is not None:
+                    # Left out of an incremental answer: nothing new since the last one (KIP-227).
+                    results[tp] = FetchResult(
+                        tp[0],
+                        tp[1],
+                        off,
+                        RecordColumns.empty(off),
+                        high_watermark=st.high_watermark,
+                        last_stable_offset=st.last_stable_offset,
+                        log_start_offset=st.log_start_offset,
+                    )
+                elif quirks.omitted_fetch_partition_is_empty():
+                    results[tp] = FetchResult(tp[0], tp[1], off, RecordColumns.empty(off))
         for tp in results:
             remaining.pop(tp, None)
         if remaining:
@@ -142,18 +182,22 @@ def _fetch_request(
     min_bytes: int,
     max_bytes: int,
     part_max: int,
+    sreq: SessionRequest | None = None,
 ) -> Any:
     by_topic: dict[str, list[int]] = defaultdict(list)
-    for t, p in tps:
+    for t, p in tps if sreq is None else sreq.send:
         by_topic[t].append(p)
+    forgotten: dict[str, list[int]] = defaultdict(list)
+    for t, p in () if sreq is None else sreq.forget:
+        forgotten[t].append(p)
     return FetchRequest(
         replica_id=-1,
         max_wait_ms=quirks.fetch_max_wait_ms(max_wait_ms),
         min_bytes=min_bytes,
         max_bytes=max_bytes,
         isolation_level=level,
-        session_id=0,
-        session_epoch=-1,  # no fetch session (KIP-227): a full request every time
+        session_id=0 if sreq is None else sreq.session_id,
+        session_epoch=-1 if sreq is None else sreq.epoch,  # -1: outside any fetch session (KIP-227)
         topics=[
             FetchRequest.FetchTopic(
                 topic=t,
@@ -167,5 +211,12 @@ def _fetch_request(
             )
             for t, ps in by_topic.items()
         ],
-        forgotten_topics_data=[],
+        forgotten_topics_data=[
+            FetchRequest.ForgottenTopic(
+                topic=t,
+                topic_id=(cluster.topics[t].topic_id if t in cluster.topics else None) or ZERO_UUID,
+                partitions=ps,
+            )
+            for t, ps in forgotten.items()
+        ],
     )

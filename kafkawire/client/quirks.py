@@ -80,7 +80,9 @@ def fetch_max_wait_ms(max_wait_ms: float) -> int:
 def omitted_fetch_partition_is_empty() -> bool:
     """A partition left out of a Fetch answer is read as "nothing new" rather than an error.
 
-    Kafka omits unchanged partitions only in incremental fetch sessions (KIP-227, which the client
-    does not open); Tansu 0.6 omits every partition when it has nothing to return.
+    Kafka omits unchanged partitions only in incremental fetch sessions (KIP-227; inside a session the
+    client fills in the partition's last reported offsets instead); Tansu 0.6 omits every partition when
+    it has nothing to return. noida-db 0.2.3, Tansu 0.6 and librdkafka 2.16's mock cluster answer a
+    session-creating Fetch with session id 0 (no session), so the client stays on full fetches there.
     """
     return True
