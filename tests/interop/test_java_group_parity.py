@@ -137,19 +137,19 @@ def bootstrap(kafka_broker: Any) -> str:
     return kafka_broker.bootstrap
 
 
-def _java_pair_moves(bootstrap: str) -> int:
-    """The reference: two Java members (cooperative-sticky); partitions the first revokes when the second joins."""
+def _java_pair_moves(bootstrap: str, assignor: str) -> int:
+    """The reference: two Java members with ``assignor``; partitions the first revokes when the second joins."""
     topic = f"coop-java-{time.time_ns()}"
     ledger = Ledger(topic)
     with Client(bootstrap) as c:
         c.create_topics({topic: PARTITIONS})
-    first = JavaMember(bootstrap, topic, f"g-{topic}", ledger, "cooperative-sticky")
+    first = JavaMember(bootstrap, topic, f"g-{topic}", ledger, assignor)
     second = None
     try:
         _wait(
             lambda: len(first.assignment) == PARTITIONS, "java alone", 60, lambda: time.sleep(0.1), lambda: first.events
         )
-        second = JavaMember(bootstrap, topic, f"g-{topic}", ledger, "cooperative-sticky")
+        second = JavaMember(bootstrap, topic, f"g-{topic}", ledger, assignor)
         _wait(
             lambda: len(first.assignment) == 3 and len(second.assignment) == 3,
             "a 3 + 3 split",
@@ -165,8 +165,13 @@ def _java_pair_moves(bootstrap: str) -> int:
                 m.kill()
 
 
+@pytest.mark.parametrize("assignor", ["cooperative-sticky", "sticky"])
 @pytest.mark.parametrize("leader", ["java", "kafkawire"])
-def test_cooperative_sticky_java_and_kafkawire_member_agree(bootstrap: str, leader: str) -> None:
+def test_sticky_java_and_kafkawire_member_agree(bootstrap: str, leader: str, assignor: str) -> None:
+    """``leader`` joins first (and leads); the other joins and the two end with 3 partitions each.
+
+    cooperative-sticky: the first member revokes only the 3 that move (KIP-429), as between two Java
+    members. sticky (eager): it revokes all 6 and gets 3 of them back, as between two Java members."""
     topic = f"coop-{leader}-{time.time_ns()}"
     group = f"g-{topic}"
     ledger = Ledger(topic)
@@ -177,7 +182,7 @@ def test_cooperative_sticky_java_and_kafkawire_member_agree(bootstrap: str, lead
         bootstrap,
         group_id=group,
         auto_offset_reset="earliest",
-        partition_assignment_strategy=("cooperative-sticky",),
+        partition_assignment_strategy=(assignor,),
         session_timeout_ms=30_000,
         heartbeat_interval_ms=1_000,
         auto_commit_interval_ms=500,
@@ -201,7 +206,7 @@ def test_cooperative_sticky_java_and_kafkawire_member_agree(bootstrap: str, lead
 
     try:
         if leader == "java":
-            java = JavaMember(bootstrap, topic, group, ledger, "cooperative-sticky")
+            java = JavaMember(bootstrap, topic, group, ledger, assignor)
             _wait(lambda: len(java.assignment) == PARTITIONS, "java alone", 60, lambda: time.sleep(0.1), state)
             _produce(bootstrap, topic, ledger, 100)
             kw.subscribe([topic])
@@ -209,23 +214,24 @@ def test_cooperative_sticky_java_and_kafkawire_member_agree(bootstrap: str, lead
             kw.subscribe([topic])
             _wait(lambda: len(kw_parts()) == PARTITIONS, "kafkawire alone", 60, kw_tick, state)
             _produce(bootstrap, topic, ledger, 100)
-            java = JavaMember(bootstrap, topic, group, ledger, "cooperative-sticky")
+            java = JavaMember(bootstrap, topic, group, ledger, assignor)
         _wait(lambda: len(java.assignment) == 3 and len(kw_parts()) == 3, "a 3 + 3 split", 90, kw_tick, state)
         assert sorted(java.assignment + kw_parts()) == list(range(PARTITIONS))
         _produce(bootstrap, topic, ledger, 100)
         _wait(lambda: not ledger.lost_values(), "every record", 60, kw_tick, state)
         first_revoked = java.revoked if leader == "java" else events.revoked
-        # Incremental: the first member gave up only the 3 partitions that moved, never all 6 at once.
-        assert first_revoked == 3, state()
-        assert all(len(ps) < PARTITIONS for e, ps in events.events if e == "revoked")
+        if assignor == "cooperative-sticky":
+            # Incremental: the first member gave up only the 3 partitions that moved, never all 6 at once.
+            assert first_revoked == 3, state()
+            assert all(len(ps) < PARTITIONS for e, ps in events.events if e == "revoked")
     finally:
         kw.close()  # commits what it read (auto-commit on close) and leaves
         if java is not None:
             java.leave()
             java.kill()
     report = ledger.report()
-    java_reference = _java_pair_moves(bootstrap)
-    print(f"cooperative-sticky, {leader} first: revoked {first_revoked}; two Java members: {java_reference}; {report}")
+    java_reference = _java_pair_moves(bootstrap, assignor)
+    print(f"{assignor}, {leader} first: revoked {first_revoked}; two Java members: {java_reference}; {report}")
     assert first_revoked <= java_reference
     assert report.lost == 0 and report.unexpected == 0
     # Both commit what they processed before giving a partition up (Java in its listener, kafkawire's
