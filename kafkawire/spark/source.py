@@ -307,7 +307,10 @@ def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = N
             from ..client import Producer
 
             ctx = TaskContext.get()
-            tid = f"{txn_prefix}-{ctx.partitionId() if ctx is not None else 0}"
+            # Streaming: the query id survives restarts (it is in the checkpoint), so a re-run of the batch a
+            # killed driver left uncommitted fences and aborts that batch's transactions at once.
+            query = ctx.getLocalProperty("sql.streaming.queryId") if ctx is not None else None
+            tid = f"{txn_prefix}-{query + '-' if query else ''}{ctx.partitionId() if ctx is not None else 0}"
             timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
             producer = Producer(client=access.client, transactional_id=tid, transaction_timeout_ms=timeout)
             producer.init_transactions()
@@ -332,6 +335,11 @@ def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = N
                     sent += len(g.values)
         if producer is None:
             return KafkaCommitMessage(sent)
+        if not sent:
+            # Nothing was added to the transaction: the coordinator knows no transaction to end (EndTxn would
+            # be INVALID_TXN_STATE), so end it here and give the driver nothing to commit.
+            producer.abort_transaction()
+            return KafkaCommitMessage(0)
         handle = producer.hand_over_transaction()
     return KafkaCommitMessage(sent, (handle.transactional_id, handle.producer_id, handle.producer_epoch))
 
@@ -372,19 +380,25 @@ class KafkaBatchWriter(DataSourceArrowWriter):
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):
-    """``df.writeStream.format("kafkawire")``: every micro-batch is produced as it is written."""
+    """``df.writeStream.format("kafkawire")``: every micro-batch is produced as it is written.
 
-    def __init__(self, opts: SinkOptions) -> None:
+    With ``exactlyOnce``: each task of a micro-batch writes in a transaction (id: ``kafkawire-spark-stream``,
+    the query id and the task's partition id) that the batch's commit ends and its abort aborts."""
+
+    def __init__(self, opts: SinkOptions, exactly_once: bool = False) -> None:
         self.opts = opts
+        self.txn_prefix = "kafkawire-spark-stream" if exactly_once else None
 
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
-        return _write(self.opts, iterator)
+        return _write(self.opts, iterator, self.txn_prefix)
 
     def commit(self, messages: list, batchId: int) -> None:  # noqa: N803 (Spark's name)
-        """Records are visible once acknowledged; there is nothing left to commit."""
+        """Without exactlyOnce records are visible once acknowledged; with it, the tasks' transactions end here."""
+        _end_transactions(self.opts, messages, commit=True)
 
     def abort(self, messages: list, batchId: int) -> None:  # noqa: N803
-        """Kafka cannot take records back (no transactions here): what was sent stays."""
+        """Without exactlyOnce what was sent stays; with it, the tasks' transactions are aborted."""
+        _end_transactions(self.opts, messages, commit=False)
 
 
 # ------------------------------------------------------------------------------------- the source
@@ -433,4 +447,4 @@ class KafkaWireDataSource(DataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamWriter:
         # Spark's Kafka sink accepts the Complete/Update output modes too; "overwrite" here is Complete mode.
-        return KafkaStreamWriter(_sink_opts(self.options, schema, False))
+        return KafkaStreamWriter(_sink_opts(self.options, schema, False), _exactly_once(self.options))

@@ -35,28 +35,40 @@ def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
     return out
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
 @pytest.mark.parametrize("exactly_once", ["true", "false"])
 def test_a_failed_task_attempt_leaves_each_row_once_only_with_exactly_once(
-    kafka_broker: Any, exactly_once: str
+    kafka_broker: Any, exactly_once: str, streaming: bool, tmp_path: Path
 ) -> None:
     bootstrap = kafka_broker.bootstrap
-    topic = f"eos-spark-{exactly_once}-{os.getpid()}-{int(time.time() * 1000) % 100_000}"
+    run = f"eos-spark-{exactly_once}-{int(streaming)}-{os.getpid()}-{int(time.time() * 1000) % 100_000}"
+    topic = f"{run}-out"
+    extra: list[str] = []
     with Client(bootstrap) as c:
         c.create_topics({topic: 3})
+        if streaming:
+            c.create_topics({f"{run}-in": 4})
+            for part in range(4):  # the input: str(i) for every i, 4 partitions
+                c.produce(f"{run}-in", [str(i).encode() for i in range(part, ROWS, 4)], partition=part)
+            extra = [f"{run}-in", str(tmp_path / "checkpoint")]
     res = subprocess.run(
-        [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once],
+        [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once, *extra],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert res.returncode == 0, res.stderr[-4000:]
-    assert any(json.loads(line).get("done") for line in res.stdout.splitlines() if line.startswith("{"))
+    (done,) = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert done["failed_attempts"] == 1  # the failure was injected, and only once
     with Client(bootstrap) as c:
         committed = _values(c, topic, "read_committed")
         raw = _values(c, topic, "read_uncommitted")
     counts = Counter(committed)
     expected = {str(i).encode() for i in range(ROWS)}
-    print(f"\nexactlyOnce={exactly_once}: read_committed {len(committed)} ({len(counts)} distinct), log {len(raw)}")
+    print(
+        f"\nstreaming={streaming} exactlyOnce={exactly_once}: read_committed {len(committed)} "
+        f"({len(counts)} distinct), log {len(raw)}"
+    )
     assert set(counts) == expected
     assert len(raw) > ROWS  # the failed attempt's rows reached the log either way
     if exactly_once == "true":
