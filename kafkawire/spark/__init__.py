@@ -33,6 +33,18 @@ dropped), ``kafka.acks``, ``kafka.compression.type``, ``kafka.enable.idempotence
 key, like the Java producer), ``topic`` (string), ``partition`` (int), ``headers``
 (``array<struct<key:string,value:binary>>``). Only the append save mode exists (as in Spark).
 
+``exactlyOnce=true`` (batch and streaming writes; default false: at-least-once, like Spark's sink): each
+task writes its rows inside a Kafka transaction and does not commit it; the job's (or micro-batch's)
+commit in the driver ends every task's transaction and its abort aborts them. The transactional id is a
+per-job prefix (streaming: the query id) and the task's partition id, so a retried or speculative attempt
+fences the earlier one and aborts what it wrote. Readers must set ``isolation.level=read_committed`` to see
+each row once. Cost: one transaction per task (per micro-batch), i.e. an InitProducerId, an
+AddPartitionsToTxn per partition and an EndTxn; ``kafka.transaction.timeout.ms`` (default 60000, capped by
+the broker's ``transaction.max.timeout.ms``) must exceed the time from a task's first write to the
+driver's commit (the trigger interval plus the batch's run time), else the coordinator aborts the
+transaction and the commit fails as fenced. Until a batch commits, read_committed readers of the topic
+stop at its first open transaction.
+
 Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
 committed offset. ``Trigger.AvailableNow`` reads what existed when the query started, honouring
 ``maxOffsetsPerTrigger`` per micro-batch.
