@@ -14,6 +14,7 @@ from kafkawire.client import (
     KafkaTimeoutError,
     ProduceFailedError,
     Producer,
+    RecordDroppedError,
     RecordMetadata,
 )
 from kafkawire.testing import free_port
@@ -133,3 +134,23 @@ def test_abort_and_unreachable_brokers_resolve_futures_with_errors():
     assert f.done() and got and got[0][1] is None and got[0][0] is f.exception()
     p.close()
 
+
+
+def test_transactional_futures_resolve_on_commit_and_fail_on_abort(kafka, topic_name):
+    topic = topic_name("futtxn")
+    with Client(kafka.bootstrap) as admin:
+        admin.create_topics([topic])
+    with Producer(kafka.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1e9) as prod:
+        prod.init_transactions()
+        prod.begin_transaction()
+        dropped = prod.send(topic, b"never")
+        prod.abort_transaction()
+        assert isinstance(dropped.exception(0), RecordDroppedError)
+        with prod.transaction():
+            kept = prod.send(topic, b"kept")
+            assert not kept.done()
+        md = kept.result(0)
+    with Client(kafka.bootstrap) as c:
+        [res] = c.fetch_many({(topic, 0): 0}, isolation="read_committed", max_wait_ms=10).values()
+        committed = [(o, v) for o, v in zip(res.records.offset.tolist(), res.records.value.to_pylist())]
+    assert committed == [(md.offset, b"kept")]
