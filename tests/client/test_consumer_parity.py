@@ -417,3 +417,37 @@ def test_sticky_reads_the_previous_assignment_from_user_data():
     assert sorted(len(v.get("t", [])) for v in plan.values()) == [1, 2, 2]
     moved = sum(1 for m, prev in (("a", {1, 3}), ("b", {0, 2})) for p in prev if p not in plan[m].get("t", []))
     assert moved <= 1  # only what balance requires moves
+
+
+def test_consumer_protocol_static_member_restart_keeps_its_partitions(kafka, topic_name):
+    # KIP-848 + KIP-345: close() of a static member sends epoch -2 ("leaving, coming back"); the
+    # restarted process (same group_instance_id) gets the same partitions and the other member none of
+    # them in between.
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 4})
+    opts = dict(group_id=group, group_protocol="consumer", auto_offset_reset="earliest")
+    b_events = Recorder()
+    a = Consumer(kafka.bootstrap, group_instance_id="a", **opts)
+    b = Consumer(kafka.bootstrap, group_instance_id="b", listener=b_events, **opts)
+    a.subscribe([topic])
+    b.subscribe([topic])
+    a2 = None
+    try:
+        _poll_until([a, b], lambda: len(a.assignment()) == 2 and len(b.assignment()) == 2)
+        a_parts, b_parts = a.assignment(), b.assignment()
+        settled = len(b_events.events)
+        a.close()
+        for _ in range(3):  # b heartbeats meanwhile: the coordinator keeps a's partitions for it
+            b.poll(1000)
+        assert b.assignment() == b_parts
+        a2 = Consumer(kafka.bootstrap, group_instance_id="a", **opts)
+        a2.subscribe([topic])
+        _poll_until([a2, b], lambda: a2.assignment() != [])
+        assert a2.assignment() == a_parts
+        assert b.assignment() == b_parts
+        assert b_events.events[settled:] == []  # b was not disturbed
+    finally:
+        for c in (a2, b):
+            if c is not None:
+                c.close()
