@@ -377,8 +377,12 @@ def create_partitions(
                 # A retry after an attempt whose answer was lost (timeout, broken connection): the topic may
                 # already have grown to the count asked for, which is success, not "not more than now".
                 tm = cluster.fetch_metadata([r.name], d).topics.get(r.name)
-                if tm is not None and tm.error is None and len(tm.partitions) == counts[r.name]:
+                have = len(tm.partitions) if tm is not None and tm.error is None else -1
+                if have == counts[r.name]:
                     continue
+                if 0 <= have < counts[r.name]:
+                    # The controller has more partitions than the broker's metadata shows yet: ask again.
+                    raise LeaderNotAvailableError(f"{r.name!r}: metadata shows {have} partitions, the controller more")
             raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
 
     try:

@@ -173,12 +173,17 @@ def _describe_consumer_group(cluster: Cluster, deadline: Deadline, group: str) -
 def delete_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str], *, missing_ok: bool = False) -> None:
     """See :meth:`kafkawire.admin.Admin.delete_groups`."""
     for group in groups:
+        attempts = [0]
 
-        def attempt(d: Deadline, conn: Any, group: str = group) -> None:
+        def attempt(d: Deadline, conn: Any, group: str = group, attempts: list[int] = attempts) -> None:
+            attempts[0] += 1
             resp = conn.request(DeleteGroupsRequest(groups_names=[group]), deadline=d)
             for r in resp.results:
                 err = broker_error(r.error_code, getattr(r, "error_message", None), f"delete group {r.group_id!r}")
                 if err is None or (missing_ok and isinstance(err, GroupIdNotFoundError)):
+                    continue
+                if isinstance(err, GroupIdNotFoundError) and attempts[0] > 1:
+                    # A retry after an attempt whose answer was lost: that attempt may have deleted it.
                     continue
                 raise err
 

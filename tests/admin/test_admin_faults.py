@@ -37,3 +37,28 @@ def test_create_partitions_whose_answer_was_lost(kafka_broker) -> None:  # type:
             admin.create_partitions({topic: 4})
             assert proxy.dropped == [37]
         assert direct.describe_topics([topic])[topic].num_partitions == 4
+
+
+def test_delete_group_whose_answer_was_lost(kafka_broker) -> None:  # type: ignore[no-untyped-def]
+    stem = f"adm-lost-grp-{os.getpid()}-{time.monotonic_ns()}"
+    topic, group = f"{stem}-t", f"{stem}-g"
+    host, port = kafka_broker.bootstrap.rsplit(":", 1)
+    dropped_once = []
+
+    def drop(api_key: int) -> bool:
+        if api_key == 42 and not dropped_once:  # DeleteGroups
+            dropped_once.append(api_key)
+            return True
+        return False
+
+    with Admin(kafka_broker.bootstrap) as direct:
+        direct.create_topics([topic])
+        direct.alter_consumer_group_offsets(group, {(topic, 0): 0})
+        with KafkaProxy(host, int(port), drop) as proxy, Admin(proxy.address, retry_timeout_ms=30_000) as admin:
+            # Brokers known from (proxied) Metadata first: the coordinator is then reached through the proxy
+            # (the proxy rewrites Metadata, not FindCoordinator).
+            admin.client.metadata([])
+            # The repeated request gets GROUP_ID_NOT_FOUND (the first one deleted it): success.
+            admin.delete_groups([group])
+            assert proxy.dropped == [42]
+        assert group not in {g.group_id for g in direct.list_groups()}
