@@ -408,18 +408,20 @@ def _resolve(
             assert isinstance(u, UnacknowledgedRecords)
             for j in np.asarray(u.rows).tolist():
                 failed[j] = u.error or failure
-    parts = offsets = times = None
+    parts: list[int] = []
+    offsets: list[int] = []
+    times: list[int] = []
     if isinstance(result, ProduceResult):
         parts, offsets, times = result.partition.tolist(), result.offset.tolist(), result.log_append_time.tolist()
     for j, i in enumerate(rows):
         fut = buf.futures[i]
         if j in failed:
             fut._resolve(None, failed[j])
-        elif parts is not None and j < len(parts) and (failure is None or offsets[j] >= 0):
+        elif j < len(parts) and (failure is None or offsets[j] >= 0):
             ts = times[j] if times[j] >= 0 else buf.timestamps[i]
             fut._resolve(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
         else:  # neither acknowledged nor handed back: the call's error is all that is known
-            fut._resolve(None, failure)
+            fut._resolve(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
 
 
 def _combined_failure(
