@@ -238,6 +238,23 @@ def _revoked(*recorders: Recorder) -> int:
     return sum(len(ps) for r in recorders for e, ps in r.events if e == "revoked")
 
 
+def _describe(bootstrap: str, group: str) -> tuple[str, dict[str, list[TP]]]:
+    """State and member id -> assignment of a consumer-protocol group, as its coordinator reports them."""
+    from kafkawire.protocol import ConsumerGroupDescribeRequest
+
+    with Client(bootstrap) as c:
+        conn = c.coordinator(group)
+        resp = conn.request(
+            ConsumerGroupDescribeRequest(group_ids=[group]), conn.version_for(ConsumerGroupDescribeRequest)
+        )
+    (g,) = resp.groups
+    assert g.error_code == 0, g
+    return g.group_state, {
+        m.member_id: sorted((tp.topic_name, p) for tp in m.assignment.topic_partitions for p in tp.partitions)
+        for m in g.members
+    }
+
+
 def _ledger_produce(bootstrap: str, topic: str, ledger, partitions: int, per_partition: int) -> None:
     with Client(bootstrap) as c:
         for p in range(partitions):
@@ -299,6 +316,16 @@ def test_consumer_protocol_group_of_three_with_a_join_and_a_leave_loses_nothing(
         _ledger_produce(kafka.bootstrap, topic, ledger, partitions, 200)
         work(members, lambda: all(len(c.assignment()) == 2 for c in members.values()))
         moved_on_join = _revoked(events["a"], events["b"]) - revoked_before
+        # The coordinator's view (ConsumerGroupDescribe) becomes what the members hold (once the last
+        # acknowledgement has arrived: the group is then Stable).
+        work(
+            members,
+            lambda: (
+                _describe(kafka.bootstrap, group)
+                == ("Stable", {c.member_id: sorted(c.assignment()) for c in members.values()})
+            ),
+            timeout=30,
+        )
         members.pop("b").close()
         _ledger_produce(kafka.bootstrap, topic, ledger, partitions, 200)
         work(members, lambda: not ledger.lost_values() and sum(len(c.assignment()) for c in members.values()) == 6)
