@@ -1,5 +1,7 @@
-"""A blocking consumer: manual assignment, or a consumer group (classic protocol; range and round-robin
-assignors).
+"""A blocking consumer: manual assignment, or a consumer group on the classic protocol (range, round-robin,
+sticky and cooperative-sticky assignors, static membership) or on the consumer protocol of KIP-848
+(``group_protocol="consumer"``: :mod:`.consumer_protocol`), with rebalance listeners (:mod:`.listeners`),
+pause/resume and pattern subscription.
 
 ``poll()`` returns records as :class:`kafkawire.RecordColumns` per partition. Group membership runs
 inside ``poll()`` (:mod:`.coordinator`): it joins (JoinGroup offering one protocol per assignor in
@@ -180,7 +182,14 @@ class Consumer:
         self._last_commit = time.monotonic()
         self._committed_positions: dict[TopicPartition, int] = {}
         self._high_watermarks: dict[TopicPartition, int] = {}
-        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "rebalances": 0, "commit_failures": 0}
+        self._counters = {
+            "records_consumed": 0,
+            "bytes_consumed": 0,
+            "rebalances": 0,
+            "commit_failures": 0,
+            "partitions_revoked": 0,
+            "partitions_lost": 0,
+        }
         self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
         self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
@@ -380,7 +389,7 @@ class Consumer:
             member.needs_rejoin = True  # the second rebalance of KIP-429
         self._assignment = sorted(new)
         member.owned = set(new)
-        self._counters["partitions_revoked"] = self._counters.get("partitions_revoked", 0) + len(revoked)
+        self._counters["partitions_revoked"] += len(revoked)
         self._fire("assigned", sorted(added))
 
     def _commit_revoked(self, revoked: set[TopicPartition], deadline: Deadline) -> None:
@@ -410,12 +419,14 @@ class Consumer:
         held = list(self._assignment)
         if held:
             if self._member.generation >= 0:
+                self._counters["partitions_revoked"] += len(held)
                 self._fire("revoked", held)
                 try:
                     self._maybe_commit(deadline, force=True)
                 except Exception as e:
                     log.warning("group %s: commit before giving up %s failed: %s", self.group_id, _names(held), e)
             else:
+                self._counters["partitions_lost"] += len(held)
                 self._fire("lost", held)
         self._given_up = set(held)
         self._assignment = []
@@ -438,6 +449,7 @@ class Consumer:
         if result.lost is not None:
             held = list(self._assignment)
             if held:
+                self._counters["partitions_lost"] += len(held)
                 self._fire("lost", held)
             self._drop(held)
             self._first_reconciliation = True
@@ -447,6 +459,7 @@ class Consumer:
         current = set(self._assignment)
         revoked, added = current - target, target - current
         if revoked:
+            self._counters["partitions_revoked"] += len(revoked)
             self._fire("revoked", sorted(revoked))
             self._commit_revoked(revoked, deadline)
             self._drop(revoked)
@@ -718,7 +731,10 @@ class Consumer:
         """Counters since the consumer was created and the state of each assigned partition.
 
         ``records_consumed`` / ``bytes_consumed`` (key and value bytes returned by :meth:`poll`),
-        ``rebalances`` (generations joined), ``commit_failures``, ``generation``, and ``partitions``:
+        ``rebalances`` (generations joined, or assignment changes on the consumer protocol),
+        ``commit_failures``, ``partitions_revoked`` / ``partitions_lost`` (summed over rebalances: with
+        eager assignors every rebalance revokes everything held, with cooperative ones only what moves),
+        ``generation`` (the member epoch on the consumer protocol), and ``partitions``:
         ``{(topic, partition): {"position", "high_watermark", "lag"}}`` where ``lag`` is the high
         watermark of the last fetch minus the position (None until both are known). ``client`` holds
         the client's own traffic counters.

@@ -220,6 +220,7 @@ def test_sticky_java_and_kafkawire_member_agree(bootstrap: str, leader: str, ass
         _produce(bootstrap, topic, ledger, 100)
         _wait(lambda: not ledger.lost_values(), "every record", 60, kw_tick, state)
         first_revoked = java.revoked if leader == "java" else events.revoked
+        assert kw.metrics()["partitions_revoked"] == events.revoked
         if assignor == "cooperative-sticky":
             # Incremental: the first member gave up only the 3 partitions that moved, never all 6 at once.
             assert first_revoked == 3, state()
