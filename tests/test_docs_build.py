@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
 @pytest.mark.timeout(900)
 def test_api_reference_builds_without_warnings(tmp_path: Path) -> None:
     out = tmp_path / "html"

@@ -29,6 +29,7 @@ def _mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
 @pytest.mark.timeout(900)
 def test_user_script_passes_mypy_strict(tmp_path: Path) -> None:
     proc = _mypy(USER_SCRIPT, tmp_path / "cache")
@@ -36,6 +37,7 @@ def test_user_script_passes_mypy_strict(tmp_path: Path) -> None:
     assert "Success: no issues found" in proc.stdout
 
 
+@pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
 @pytest.mark.timeout(900)
 def test_mypy_sees_kafkawire_types(tmp_path: Path) -> None:
     # Misuses a type checker can only catch if it knows kafkawire's real types.
