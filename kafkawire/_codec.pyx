@@ -584,8 +584,8 @@ cdef class _Decoder:
     cdef cnp.ndarray a_offset, a_timestamp, a_ttype, a_batch_index, a_hdr_off
     cdef cnp.ndarray a_key_off, a_key_data, a_key_null, a_val_off, a_val_data, a_val_null
     cdef cnp.ndarray a_hk_off, a_hk_data, a_hv_off, a_hv_data, a_hv_null
-    cdef cnp.ndarray b_base, b_pid, b_epoch, b_seq, b_ple, b_txn, b_magic, b_codec, b_start, b_end
-    cdef Py_ssize_t cur_start, cur_end  # the entry pass 2 is filling from (stored with its batch row)
+    cdef cnp.ndarray b_base, b_pid, b_epoch, b_seq, b_ple, b_txn, b_magic, b_codec, b_start
+    cdef Py_ssize_t cur_start  # where the entry pass 2 is filling from starts (stored with its batch row)
 
     def __cinit__(self):
         self.have_view = False
@@ -892,7 +892,6 @@ cdef class _Decoder:
         self.b_magic = _empty(nb, cnp.NPY_INT8)
         self.b_codec = _empty(nb, cnp.NPY_INT8)
         self.b_start = _empty(nb, cnp.NPY_INT64)
-        self.b_end = _empty(nb, cnp.NPY_INT64)
         self.nb = 0
         return 0
 
@@ -991,7 +990,6 @@ cdef class _Decoder:
         (<int8_t *>_ptr(self.b_magic))[i] = magic
         (<int8_t *>_ptr(self.b_codec))[i] = codec
         (<int64_t *>_ptr(self.b_start))[i] = self.cur_start
-        (<int64_t *>_ptr(self.b_end))[i] = self.cur_end
         self.nb = i + 1
 
     cdef int fill_v2(self, Entry *ent) except -1:
@@ -1209,7 +1207,6 @@ cdef class _Decoder:
         for i in range(self.n_entries):
             ent = &self.entries[i]
             self.cur_start = ent.start
-            self.cur_end = ent.end
             if ent.kind == KIND_V2:
                 self.fill_v2(ent)
             elif ent.kind == KIND_V2_SKIP:
@@ -1256,7 +1253,6 @@ cdef class _Decoder:
             _head(self.b_magic, nb),
             _head(self.b_codec, nb),
             _head(self.b_start, nb),
-            _head(self.b_end, nb),
             self.next_offset,
             self.valid_bytes,
         )
@@ -1280,7 +1276,7 @@ cdef object _columns(object offset, object timestamp, object timestamp_type, obj
                      object header_offsets, object header_key, object header_value, object batch_index,
                      object batch_base_offset, object batch_producer_id, object batch_producer_epoch,
                      object batch_base_sequence, object batch_partition_leader_epoch, object batch_transactional,
-                     object batch_magic, object batch_codec, object batch_start, object batch_end,
+                     object batch_magic, object batch_codec, object batch_start,
                      int64_t next_offset, Py_ssize_t valid_bytes):
     cdef object r = _object_new(RecordColumns)
     r.offset = offset
@@ -1301,7 +1297,6 @@ cdef object _columns(object offset, object timestamp, object timestamp_type, obj
     r.batch_magic = batch_magic
     r.batch_codec = batch_codec
     r.batch_start = batch_start
-    r.batch_end = batch_end
     r.next_offset = next_offset
     r.valid_bytes = valid_bytes
     return r
@@ -1318,7 +1313,7 @@ cdef object _empty_columns(int64_t next_offset, Py_ssize_t valid_bytes):
         _empty(0, cnp.NPY_INT32),
         _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT16), _empty(0, cnp.NPY_INT32),
         _empty(0, cnp.NPY_INT32), _empty(0, cnp.NPY_BOOL), _empty(0, cnp.NPY_INT8), _empty(0, cnp.NPY_INT8),
-        _empty(0, cnp.NPY_INT64), _empty(0, cnp.NPY_INT64),
+        _empty(0, cnp.NPY_INT64),
         next_offset, valid_bytes,
     )
 

@@ -212,10 +212,11 @@ class RecordColumns:
     Per batch that contributed at least one record: ``batch_base_offset`` (int64),
     ``batch_producer_id`` (int64), ``batch_producer_epoch`` (int16), ``batch_base_sequence`` (int32),
     ``batch_partition_leader_epoch`` (int32), ``batch_transactional`` (bool), ``batch_magic`` (int8),
-    ``batch_codec`` (int8: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd), ``batch_start`` and
-    ``batch_end`` (int64: the entry's bytes are ``data[batch_start:batch_end]`` of the decoded input, the
-    whole record batch, legacy message or compressed legacy wrapper; so a caller that needs the raw
-    batch, e.g. its header fields, reads it there instead of framing the input again).
+    ``batch_codec`` (int8: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd), ``batch_start`` (int64: where
+    the row's entry, the whole record batch, legacy message or compressed legacy wrapper, starts in the
+    decoded input; it ends ``12 + length`` bytes later, ``length`` being the int32 at ``batch_start + 8``.
+    A caller that needs the raw batch, e.g. its header fields, reads it there instead of framing the
+    input again).
 
     ``next_offset`` is where the next fetch starts (past control and filtered batches too; -1 when no
     complete entry was seen and no fetch offset given); ``valid_bytes`` is how many input bytes were
@@ -241,7 +242,6 @@ class RecordColumns:
         "batch_magic",
         "batch_codec",
         "batch_start",
-        "batch_end",
         "next_offset",
         "valid_bytes",
     )
@@ -264,7 +264,6 @@ class RecordColumns:
     batch_magic: npt.NDArray[np.int8]
     batch_codec: npt.NDArray[np.int8]
     batch_start: npt.NDArray[np.int64]
-    batch_end: npt.NDArray[np.int64]
     next_offset: int
     valid_bytes: int
 
@@ -281,7 +280,6 @@ class RecordColumns:
         "batch_magic",
         "batch_codec",
         "batch_start",
-        "batch_end",
     )
 
     def __init__(self, **fields: Any) -> None:
@@ -313,7 +311,6 @@ class RecordColumns:
             batch_magic=np.zeros(0, np.int8),
             batch_codec=np.zeros(0, np.int8),
             batch_start=np.zeros(0, np.int64),
-            batch_end=np.zeros(0, np.int64),
             next_offset=next_offset,
             valid_bytes=valid_bytes,
         )

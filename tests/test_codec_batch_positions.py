@@ -1,4 +1,4 @@
-"""``RecordColumns.batch_start`` / ``batch_end``: where each batch row's entry lies in the decoded input.
+"""``RecordColumns.batch_start``: where each batch row's entry starts in the decoded input.
 
 Issue 12 (design): ``kafkawire/compat`` framed the fetch a second time to find each data batch's bytes.
 The decoder knows where every entry it decoded starts and ends, so it says so; these tests check the
@@ -58,12 +58,10 @@ def _fetch() -> tuple[bytes, list[tuple[int, int]]]:
 def test_every_batch_row_points_at_its_entry(impl: ModuleType) -> None:
     data, entries = _fetch()
     cols = impl.decode(data, True, -1, False, [])
-    got = list(zip(cols.batch_start.tolist(), cols.batch_end.tolist()))
-    assert got == entries  # one row per entry here: every entry yields records
-    assert cols.batch_start.dtype == cols.batch_end.dtype == "int64"
-    for row, (start, end) in enumerate(got):
+    assert cols.batch_start.tolist() == [start for start, _ in entries]  # every entry yields records here
+    assert cols.batch_start.dtype == "int64"
+    for row, (start, end) in enumerate(entries):
         entry = data[start:end]
-        assert struct.unpack_from(">i", entry, 8)[0] == len(entry) - 12
         assert entry[16] == cols.batch_magic[row]
         if cols.batch_magic[row] == 2:
             assert struct.unpack_from(">q", entry, 0)[0] == cols.batch_base_offset[row]
@@ -79,7 +77,7 @@ def test_rows_skip_entries_that_yield_nothing(impl: ModuleType) -> None:
     cols = impl.decode(data, True, 1, True, [(7, 1)])
     assert cols.value.to_pylist() == [b"new"]
     start = len(first) + len(aborted) + len(marker)
-    assert (cols.batch_start.tolist(), cols.batch_end.tolist()) == ([start], [len(data)])
+    assert cols.batch_start.tolist() == [start]
 
 
 def test_fetch_offset_inside_a_wrapper_keeps_the_wrapper_position(impl: ModuleType) -> None:
@@ -87,7 +85,7 @@ def test_fetch_offset_inside_a_wrapper_keeps_the_wrapper_position(impl: ModuleTy
     wrapper = encode_records([b"x", b"y", b"z"], base_offset=1, magic=1, compression="snappy")
     cols = impl.decode(head + wrapper, True, 2, False, [])
     assert cols.offset.tolist() == [2, 3]
-    assert (cols.batch_start.tolist(), cols.batch_end.tolist()) == ([len(head)], [len(head) + len(wrapper)])
+    assert cols.batch_start.tolist() == [len(head)]
 
 
 @pytest.mark.parametrize("n", [0, 1])
@@ -95,4 +93,3 @@ def test_empty_and_single(impl: ModuleType, n: int) -> None:
     data = encode_records([b"v"]) if n else b""
     cols = impl.decode(data, True, -1, False, [])
     assert cols.batch_start.tolist() == ([0] if n else [])
-    assert cols.batch_end.tolist() == ([len(data)] if n else [])

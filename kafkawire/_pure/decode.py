@@ -75,15 +75,15 @@ class _Columns:
         self.header_value: list[bytes | None] = []
         self.batch_index: list[int] = []
         # One tuple per batch row: base offset, producer id, epoch, base sequence, leader epoch,
-        # transactional, magic, codec, entry start, entry end.
-        self.batches: list[tuple[int, int, int, int, int, bool, int, int, int, int]] = []
-        # Where the entry being decoded lies in the input (set by the entry walk; stored with each batch row).
-        self.entry: tuple[int, int] = (0, 0)
+        # transactional, magic, codec, entry start.
+        self.batches: list[tuple[int, int, int, int, int, bool, int, int, int]] = []
+        # Where the entry being decoded starts in the input (set by the entry walk; stored with each batch row).
+        self.entry_start = 0
 
     def add_batch(
         self, base: int, pid: int, epoch: int, seq: int, leader: int, txn: bool, magic: int, codec: int
     ) -> None:
-        self.batches.append((base, pid, epoch, seq, leader, txn, magic, codec, *self.entry))
+        self.batches.append((base, pid, epoch, seq, leader, txn, magic, codec, self.entry_start))
 
     def add_record(
         self,
@@ -126,7 +126,6 @@ class _Columns:
             batch_magic=np.array([r[6] for r in b], dtype=np.int8),
             batch_codec=np.array([r[7] for r in b], dtype=np.int8),
             batch_start=np.array([r[8] for r in b], dtype=np.int64),
-            batch_end=np.array([r[9] for r in b], dtype=np.int64),
             next_offset=next_offset,
             valid_bytes=valid_bytes,
         )
@@ -215,7 +214,7 @@ def decode(
         if length < MIN_ENTRY_LENGTH[magic]:
             raise CorruptRecordError(f"magic {magic} entry length {length} below the minimum")
         end = pos + 12 + length
-        cols.entry = (pos, end)
+        cols.entry_start = pos
         if magic == 2:
             next_offset = _decode_batch(buf, pos, end, verify_crc, fetch_offset, txn, cols)
         else:
