@@ -33,7 +33,9 @@ PARTITIONS = 6
 class JavaMember:
     """KafkaPeer in ``group`` mode with an assignor; its events (assigned/revoked) and records."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, ledger: Ledger, assignor: str) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, group: str, ledger: Ledger, assignor: str, session_ms: int = 30_000
+    ) -> None:
         cmd = java_command(
             PEER,
             "group",
@@ -47,7 +49,7 @@ class JavaMember:
             assignor,
             # Generous: on a loaded machine a 10 s session can expire between two polls of the JVM.
             "--session-timeout-ms",
-            "30000",
+            str(session_ms),
         )
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -238,3 +240,55 @@ def test_sticky_java_and_kafkawire_member_agree(bootstrap: str, leader: str, ass
     # Both commit what they processed before giving a partition up (Java in its listener, kafkawire's
     # auto-commit right after the listener), so nothing is read twice.
     assert report.duplicated == 0, report
+
+
+def test_cooperative_sticky_java_member_sigkilled_kafkawire_takes_over(bootstrap: str) -> None:
+    """The Java member is SIGKILLed mid-stream: after its session (6 s) the kafkawire member owns all 6
+    partitions (getting only the 3 it lacked: nothing of its own is revoked) and every record is read;
+    duplicates can only be what Java read after its last commit."""
+    topic = f"coop-kill-{time.time_ns()}"
+    group = f"g-{topic}"
+    ledger = Ledger(topic)
+    with Client(bootstrap) as c:
+        c.create_topics({topic: PARTITIONS})
+    events = KwRecorder()
+    kw = Consumer(
+        bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        partition_assignment_strategy=("cooperative-sticky",),
+        session_timeout_ms=30_000,
+        heartbeat_interval_ms=1_000,
+        auto_commit_interval_ms=500,
+        listener=events,
+    )
+    java = JavaMember(bootstrap, topic, group, ledger, "cooperative-sticky", session_ms=6_000)
+
+    def kw_tick() -> None:
+        try:
+            for cols in kw.poll(500).values():
+                ledger.read(cols.value)
+        except KafkaTimeoutError:
+            pass
+
+    def state() -> str:
+        return f"{ledger.report()}; java {java.assignment}; kw {kw.assignment()} {events.events}"
+
+    try:
+        kw.subscribe([topic])
+        _wait(lambda: len(java.assignment) == 3 and len(kw.assignment()) == 3, "a 3 + 3 split", 90, kw_tick, state)
+        revoked_before = kw.metrics()["partitions_revoked"]  # (whoever joined first gave up 3 while forming)
+        _produce(bootstrap, topic, ledger, 200)
+        _wait(lambda: ledger.report().read_back >= 600, "some records read", 60, kw_tick, state)
+        java.kill()  # SIGKILL: no commit, no LeaveGroup
+        _produce(bootstrap, topic, ledger, 200)
+        _wait(lambda: len(kw.assignment()) == PARTITIONS, "kafkawire to own all 6", 60, kw_tick, state)
+        _wait(lambda: not ledger.lost_values(), "every record", 60, kw_tick, state)
+        assert kw.metrics()["partitions_revoked"] == revoked_before  # it only gained
+    finally:
+        java.kill()
+        kw.close()
+    report = ledger.report()
+    print(f"Java SIGKILLed: {report}")
+    assert report.lost == 0 and report.unexpected == 0
+    assert report.duplicated <= 3 * 200  # at most what Java had read of its 3 partitions
