@@ -23,8 +23,19 @@ TP = tuple[str, int]
 
 @pytest.fixture(scope="module")
 def kafka() -> Iterator[Broker]:
-    """Apache Kafka allowing 1 s sessions (a stalled member expires quickly) and no initial rebalance delay."""
-    broker = start_broker("kafka", config={"group.min.session.timeout.ms": 1000, "group.initial.rebalance.delay.ms": 0})
+    """Apache Kafka allowing 1 s sessions (a stalled member expires quickly) and no initial rebalance delay;
+    consumer-protocol groups (KIP-848, whose session the broker sets) with 3 s sessions and 1 s heartbeats."""
+    broker = start_broker(
+        "kafka",
+        config={
+            "group.min.session.timeout.ms": 1000,
+            "group.initial.rebalance.delay.ms": 0,
+            "group.consumer.min.session.timeout.ms": 1000,
+            "group.consumer.session.timeout.ms": 3000,
+            "group.consumer.min.heartbeat.interval.ms": 500,
+            "group.consumer.heartbeat.interval.ms": 1000,
+        },
+    )
     yield broker
     broker.stop()
 
@@ -478,3 +489,31 @@ def test_consumer_protocol_static_member_restart_keeps_its_partitions(kafka, top
         for c in (a2, b):
             if c is not None:
                 c.close()
+
+
+def test_consumer_protocol_member_whose_session_expired_loses_its_partitions_and_rejoins(kafka, topic_name):
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 2})
+    _produce(kafka.bootstrap, topic, {0: 5, 1: 5})
+    events = Recorder()
+    cons = Consumer(
+        kafka.bootstrap,
+        group_id=group,
+        group_protocol="consumer",
+        auto_offset_reset="earliest",
+        auto_commit_interval_ms=3_600_000,
+        listener=events,
+    )
+    cons.subscribe([topic])
+    try:
+        _read(cons, lambda got: sum(map(len, got.values())) == 10)
+        time.sleep(4.5)  # no heartbeat past the 3 s session: the coordinator fences the member
+        _poll_until([cons], lambda: len(events.events) >= 3)
+        assert [e for e, _ in events.events][:3] == ["assigned", "lost", "assigned"]
+        assert events.events[1][1] == [(topic, 0), (topic, 1)]
+        assert cons.committed([(topic, 0), (topic, 1)]) == {(topic, 0): -1, (topic, 1): -1}  # lost: no commit
+        _poll_until([cons], lambda: len(cons.assignment()) == 2)
+        assert cons.generation > 0 and cons.metrics()["partitions_lost"] == 2
+    finally:
+        cons.close()
