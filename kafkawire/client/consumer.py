@@ -75,10 +75,17 @@ class Consumer:
     :class:`~kafkawire.client.errors.KafkaTimeoutError` naming that error, and the next ``poll`` carries on
     from where this one stopped. :meth:`close` never raises for a broker's answer.
 
-    Rebalances follow the Java consumer's eager protocol: after every rebalance each partition this
-    member holds, whether it kept or gained it, restarts from the group's committed offset (or
-    ``auto_offset_reset`` when there is none). Records read but not committed before a rebalance are
-    therefore delivered again (at least once), never skipped.
+    Rebalances with eager assignors (range, roundrobin, sticky) follow the Java consumer: after every
+    rebalance each partition this member holds, whether it kept or gained it, restarts from the group's
+    committed offset (or ``auto_offset_reset`` when there is none). Records read but not committed before
+    a rebalance are therefore delivered again (at least once), never skipped. With ``cooperative-sticky``
+    (KIP-429) and ``group_protocol="consumer"`` (KIP-848) only partitions that move are revoked; kept
+    ones go on from their positions, gained ones start from the committed offset.
+
+    ``group_protocol``: ``"classic"`` (JoinGroup/SyncGroup, the default, as in Java) or ``"consumer"``
+    (KIP-848, Apache Kafka 4.0+: the broker assigns with ``group_remote_assignor``, ``"uniform"`` or
+    ``"range"``, default the broker's; session and heartbeat interval are the broker's). On a cluster
+    without it ``poll()`` raises :class:`GroupProtocolUnsupportedError`.
 
     Logging goes to the ``kafkawire.consumer`` logger: rebalances (partitions assigned and revoked) at
     INFO, failed commits with their cause at WARNING. :meth:`metrics` gives lag per partition, records
@@ -360,6 +367,7 @@ class Consumer:
         self._paused.clear()
         self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
         self._member.owned = set(after)  # what a sticky assignor's user data reports at the next join
+        self._given_up = set()
         # After the state is in place, so that the listener may seek() or pause() the new partitions.
         self._fire("assigned", self._assignment)
 
@@ -428,7 +436,7 @@ class Consumer:
             else:
                 self._counters["partitions_lost"] += len(held)
                 self._fire("lost", held)
-        self._given_up = set(held)
+            self._given_up = set(held)  # (a poll that finds nothing held, mid-rebalance, keeps the record)
         self._assignment = []
         self._positions.clear()
         self._committed_positions.clear()
