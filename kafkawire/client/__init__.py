@@ -17,6 +17,7 @@ from __future__ import annotations
 from .client import EARLIEST, LATEST, Client
 from .connection import BrokerConnection
 from .consumer import CommitFailedError, Consumer
+from .consumer_protocol import GroupProtocolUnsupportedError
 from .deadline import Deadline
 from .delivery import DeliveryFuture, RecordDroppedError, RecordMetadata
 from .errors import (
@@ -29,6 +30,7 @@ from .errors import (
     ProduceFailedError,
     ResponseTooLargeError,
 )
+from .listeners import ConsumerRebalanceListener
 from .partitioner import Partitioner, murmur2
 from .producer import Producer
 from .retry import RetryPolicy
@@ -54,11 +56,13 @@ __all__ = [
     "ClusterMetadata",
     "CommitFailedError",
     "Consumer",
+    "ConsumerRebalanceListener",
     "CommittedOffset",
     "CorrelationIdMismatchError",
     "Deadline",
     "DeliveryFuture",
     "EARLIEST",
+    "GroupProtocolUnsupportedError",
     "FetchResult",
     "GroupMetadata",
     "KafkaClientError",
