@@ -145,7 +145,18 @@ def _batch_records(data: bytes) -> int:
 # ------------------------------------------------------------------------------------------ timing
 
 
+#: What every figure of ``kafkawire bench`` is: printed above its table so a reader knows what was timed.
+TIMING_NOTE = (
+    "timer: wall clock (time.perf_counter) around each contender's whole job; one untimed warm-up run each, "
+    "then the median of --repeat timed runs"
+)
+
+
 def _median_seconds(fn: Callable[[], Any], repeat: int, expect: int | None = None) -> float:
+    # One untimed run first: imports, first-touch page faults and caches would otherwise land in run 1.
+    got = fn()
+    if expect is not None and got != expect:
+        raise RuntimeError(f"benchmark sanity check failed: {got} != {expect}")
     times = []
     for _ in range(max(1, repeat)):
         t0 = time.perf_counter()
@@ -433,6 +444,7 @@ def run(args: argparse.Namespace) -> int:
         if broker is not None:
             broker.stop()
     print(title)
+    print(f"{TIMING_NOTE} (--repeat {args.repeat})")
     print(format_table(results))
     if not args.no_chart:
         if write_chart(results, args.output, title):

@@ -26,6 +26,11 @@ def run(records: int, batch_size: int, value_size: int, compression: str) -> int
     values = _generated_column(batch_size, value_size, 2)
     ts = np.arange(batch_size, dtype=np.int64) + 1_700_000_000_000
     nbatches = max(1, records // batch_size)
+    # Warm up (imports, the buffer pool, first-touch page faults) on a small stream, untimed.
+    warm = [kafkawire.encode_records(values, keys, timestamps=ts, compression=compression) for _ in range(2)]
+    kafkawire.decode_records(b"".join(warm))
+    print("timer: wall clock (time.perf_counter), one run of each step after an untimed warm-up; "
+          "for medians against peers use `kafkawire bench`")
     t0 = time.perf_counter()
     parts = []
     for b in range(nbatches):

@@ -27,6 +27,8 @@ def test_bench_table_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture, br
             "--slow-records", "1000", "--partitions", "2", *broker_args, "--output", str(chart)]
     assert main(args) == 0
     out = capsys.readouterr().out
+    # The table says what it timed: the timer, the warm-up and the statistic.
+    assert "timer: wall clock" in out and "warm-up" in out and "median of --repeat" in out and "(--repeat 1)" in out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| case")]
     got = {(r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows}
     # Every peer in the test extra is installed here, so every row must be there.
