@@ -67,17 +67,17 @@ def topic(broker: Any) -> str:
     return TOPIC
 
 
-def _kafka_python_read_all(bootstrap: str) -> int:
+def _kafka_python_read_all(bootstrap: str, topic: str = TOPIC, records: int = RECORDS) -> int:
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False)
     n = 0
     deadline = time.monotonic() + 300
-    while n < RECORDS and time.monotonic() < deadline:
+    while n < records and time.monotonic() < deadline:
         for batch in consumer.poll(timeout_ms=200).values():
             n += len(batch)
     consumer.close()
-    assert n == RECORDS
+    assert n == records
     return n
 
 
@@ -134,8 +134,7 @@ def test_e2e_aiokafka(benchmark: Any, broker: Any, topic: str, mode: str) -> Non
     _record(benchmark, f"e2e aiokafka {mode}")
 
 
-@pytest.fixture(scope="module")
-def payloads(broker: Any, topic: str) -> list[bytes]:
+def _capture(bootstrap: str, topic: str, records: int) -> list[bytes]:
     """The records bytes of every partition fetch the broker served to a plain kafka-python consumer."""
     import kafka.consumer.fetcher as fetcher
 
@@ -152,10 +151,15 @@ def payloads(broker: Any, topic: str) -> list[bytes]:
 
     fetcher.MemoryRecords = Capture
     try:
-        _kafka_python_read_all(broker.bootstrap)
+        _kafka_python_read_all(bootstrap, topic, records)
     finally:
         fetcher.MemoryRecords = original
     return captured
+
+
+@pytest.fixture(scope="module")
+def payloads(broker: Any, topic: str) -> list[bytes]:
+    return _capture(broker.bootstrap, topic, RECORDS)
 
 
 def _walk_kafka_python(cls: Any, payloads: list[bytes]) -> int:
@@ -235,6 +239,120 @@ def test_partition_records_kafka_python(benchmark: Any, payloads: list[bytes], m
     finally:
         adapter.uninstall()
     _record(benchmark, f"partition_records kafka-python {mode}")
+
+
+# ------------------------------------------------------------------ headers workload (issue 15)
+# 200k records with three headers each, lz4, null keys: the workload of a user's kafka-python consumer, where
+# kafka-python's own per-record work (a ConsumerRecord, a header list and three header tuples per record) is a
+# larger share of the time than on the header-less topic above.
+
+HEADER_RECORDS = int(os.environ.get("KW_BENCH_HEADER_RECORDS", "200000"))
+HEADER_TOPIC = "bench-dropin-headers"
+
+
+@pytest.fixture(scope="module")
+def header_topic(broker: Any) -> str:
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic(HEADER_TOPIC, 1, 1)])
+    admin.close()
+    producer = KafkaProducer(
+        bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=64 * 1024, compression_type="lz4"
+    )
+    value = b"v" * VALUE
+    for i in range(HEADER_RECORDS):
+        headers = [("trace-id", b"%016x" % i), ("source", b"bench"), ("seq", b"%d" % i)]
+        producer.send(HEADER_TOPIC, value=value, headers=headers)
+    producer.flush()
+    producer.close()
+    return HEADER_TOPIC
+
+
+@pytest.fixture(scope="module")
+def header_payloads(broker: Any, header_topic: str) -> list[bytes]:
+    return _capture(broker.bootstrap, header_topic, HEADER_RECORDS)
+
+
+@pytest.mark.parametrize("mode", ["plain", "dropin"])
+def test_e2e_kafka_python_headers(benchmark: Any, broker: Any, header_topic: str, mode: str) -> None:
+    from kafkawire.compat import kafka_python as adapter
+
+    benchmark.group = "e2e kafka-python headers"
+    benchmark.extra_info["records"] = HEADER_RECORDS
+    (adapter.install if mode == "dropin" else adapter.uninstall)()
+    try:
+        benchmark.pedantic(
+            _kafka_python_read_all, args=(broker.bootstrap, header_topic, HEADER_RECORDS), rounds=3, iterations=1
+        )
+    finally:
+        adapter.uninstall()
+    _record(benchmark, f"e2e kafka-python headers {mode}")
+
+
+@pytest.mark.parametrize("mode", ["plain", "dropin"])
+def test_partition_records_kafka_python_headers(benchmark: Any, header_payloads: list[bytes], mode: str) -> None:
+    """Decode + ConsumerRecords of the captured header fetches through ``PartitionRecords.take()``."""
+    from kafka.consumer.fetcher import Fetcher
+    from kafka.record.memory_records import MemoryRecords as Plain
+    from kafka.structs import TopicPartition
+
+    from kafkawire.compat import kafka_python as adapter
+
+    benchmark.group = "partition_records kafka-python headers"
+    cls = adapter.MemoryRecords if mode == "dropin" else Plain
+    tp = TopicPartition(HEADER_TOPIC, 0)
+
+    def run() -> int:
+        return sum(len(Fetcher.PartitionRecords(0, tp, cls(data)).take()) for data in header_payloads)
+
+    (adapter.install if mode == "dropin" else adapter.uninstall)()
+    try:
+        assert benchmark.pedantic(run, rounds=3, iterations=1) >= HEADER_RECORDS
+    finally:
+        adapter.uninstall()
+    _record(benchmark, f"partition_records kafka-python headers {mode}")
+
+
+def test_objects_only_kafka_python_headers(benchmark: Any, header_payloads: list[bytes]) -> None:
+    """The floor no decoder can go under: kafka-python's objects for these records, from ready Python values.
+
+    Every field is decoded beforehand (outside the timer) into Python lists; the timed part only builds what
+    kafka-python hands its user per record: the header tuples, the header list and the ``ConsumerRecord``,
+    with C-level ``map``/``zip`` (no Python code per record), and yields them through a generator and
+    ``PartitionRecords.take()``'s ``islice`` as the fetcher does.
+    """
+    from itertools import islice, repeat
+
+    from kafka.consumer.fetcher import ConsumerRecord
+
+    import kafkawire
+
+    benchmark.group = "partition_records kafka-python headers"
+    prepared = []
+    for data in header_payloads:
+        cols = kafkawire.decode_records(data)
+        hk = [k.decode() for k in cols.header_key.to_pylist()]
+        hv = cols.header_value.to_pylist()
+        ho = cols.header_offsets.tolist()
+        prepared.append((cols.offset.tolist(), cols.timestamp.tolist(), cols.timestamp_type.tolist(),
+                         cols.key.to_pylist(), cols.value.to_pylist(), hk, hv, ho))  # fmt: skip
+
+    def records(p: tuple[list[Any], ...]) -> Any:
+        offsets, ts, tst, keys, values, hk, hv, ho = p
+        n = len(offsets)
+        pairs = list(zip(hk, hv))
+        headers = map(pairs.__getitem__, map(slice, ho[:-1], ho[1:]))
+        rows = zip(repeat(HEADER_TOPIC, n), repeat(0, n), repeat(0, n), offsets, ts, tst, keys, values, headers,
+                   repeat(None, n), repeat(-1, n), repeat(-1, n), repeat(-1, n))  # fmt: skip
+        yield from map(tuple.__new__, repeat(ConsumerRecord, n), rows)
+
+    def run() -> int:
+        return sum(len(list(islice(records(p), 0, None))) for p in prepared)
+
+    assert benchmark.pedantic(run, rounds=3, iterations=1) >= HEADER_RECORDS
+    RESULTS["objects only kafka-python headers"] = benchmark.stats.stats.min
 
 
 def test_report_ratios() -> None:
