@@ -160,7 +160,14 @@ def test_kafka_control_records_and_aborted_transactions(kafka_broker):
                 p.produce(topic, value=b"%d-%d" % (txn, i), partition=0)
             p.flush(30)
             (p.commit_transaction if commit else p.abort_transaction)(30)
-        end = client.list_offsets(topic, [0], timestamp="latest", isolation="read_committed")[0].offset
+        # The coordinator writes the markers after EndTxn has been answered (KIP-98), so the last stable
+        # offset reaches the end of the log a little after commit_transaction returns.
+        deadline = Deadline(30)
+        while True:
+            end = client.list_offsets(topic, [0], timestamp="latest", isolation="read_committed")[0].offset
+            if end >= 33 or deadline.expired():
+                break
+            deadline.sleep(0.05)
         assert end == 33  # 30 records and three transaction markers
         committed = [
             v

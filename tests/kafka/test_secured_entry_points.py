@@ -395,9 +395,14 @@ def test_spark_batch_read_with_java_client_options(broker, stores, topic_name):
         client.produce(topic, [b"a", b"b", b"c"], partition=0)
     from pyspark.sql import SparkSession
 
+    from kafkawire.spark.kafka_jar import spark_jars_config
+
     # Get or create: in a run with the Spark suite its session-wide session is reused, and left running.
+    # The first session of a test process launches the one driver JVM of the process, and jars can only
+    # reach the driver's class path at that launch: carry Spark's own Kafka source here too, or the
+    # parity suite that runs later in the same process cannot find format("kafka").
     existing = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-    spark = session("local[1]", app_name="kafkawire-secured")
+    spark = session("local[1]", app_name="kafkawire-secured", config=spark_jars_config())
     try:
         reader = spark.read.format("kafkawire").option("subscribe", topic)
         for key, value in props.items():
