@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -113,8 +114,18 @@ def test_readme_block_rules() -> None:
 
 def _build_wheel(out: Path) -> Path:
     # As tests/test_packaging.py: the test venv has the build requirements, so no isolation (and no download).
+    # Built from a clean copy of the sources: the checkout's build/ directory may hold objects another job
+    # compiled differently (the fuzz build is instrumented with ASan), and setuptools would reuse them. In
+    # one full CI run the wheel built in place could not import its compiled core.
+    src = out.parent / "src"
+    shutil.copytree(
+        ROOT, src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "*.so", "_codec.c", "__pycache__"
+        ),
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-build-isolation", "--no-deps", "-w", str(out)],
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-build-isolation", "--no-deps", "-w", str(out)],
         capture_output=True, text=True, timeout=900, check=False,
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
@@ -141,6 +152,7 @@ def _run_bash(block: Block, python: Path, cwd: Path, env: dict[str, str]) -> sub
     for line in lines:
         if line.strip().startswith("kafkawire broker"):
             command = line.split("#", 1)[0].split()
+            command[0] = str(python.parent / command[0])  # the venv's console script, not one on PATH
             broker = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True)
             assert broker.stdout is not None
@@ -198,7 +210,11 @@ def test_every_readme_block_runs(tmp_path: Path) -> None:
             proc = subprocess.run([str(python), "-c", block.code], cwd=cwd, env=env, capture_output=True, text=True,
                                   timeout=600, check=False)
         else:
-            proc = _run_bash(block, python, cwd, env)
+            try:
+                proc = _run_bash(block, python, cwd, env)
+            except OSError as e:  # report it with the other blocks' output instead of hiding theirs
+                failures.append(f"README line {block.line} (bash, extras {sorted(extras)}): {e!r}")
+                continue
         print(f"README line {block.line}: extras {sorted(extras)}, exit {proc.returncode}, "
               f"{time.monotonic() - started:.1f} s")
         if proc.returncode != 0:
