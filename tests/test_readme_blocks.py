@@ -133,6 +133,11 @@ def _build_wheel(out: Path) -> Path:
     return wheel
 
 
+def _clean_env() -> dict[str, str]:
+    """The environment without anything that points Python at the checkout or the test venv."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("KAFKAWIRE_", "PYTHON", "VIRTUAL_ENV"))}
+
+
 def _make_venv(path: Path, wheel: Path, extras: frozenset[str]) -> Path:
     venv.create(path, with_pip=True)  # no system site packages: only what pip installs below
     python = path / ("Scripts" if os.name == "nt" else "bin") / "python"
@@ -140,6 +145,9 @@ def _make_venv(path: Path, wheel: Path, extras: frozenset[str]) -> Path:
     proc = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec],
         capture_output=True, text=True, timeout=900, check=False,
+        # A clean environment: kafkawire.spark.session() puts the checkout on PYTHONPATH for its workers, and
+        # a pip that inherits it finds kafkawire "already satisfied" and installs nothing (a full CI run).
+        env=_clean_env(),
     )
     assert proc.returncode == 0, f"pip install {spec}:\n{(proc.stdout + proc.stderr)[-4000:]}"
     return python
@@ -202,7 +210,7 @@ def test_every_readme_block_runs(tmp_path: Path) -> None:
         python = venvs[extras]
         cwd = tmp_path / f"block-{block.line}"
         cwd.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("KAFKAWIRE_", "PYTHON", "VIRTUAL_ENV"))}
+        env = _clean_env()
         env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
         env["KAFKAWIRE_REQUIRE_COMPILED"] = "1"
         started = time.monotonic()
