@@ -375,31 +375,38 @@ class Cluster:
         unknown or ``refresh``)."""
         node = None if refresh else self.coordinators.get(group)
         if node is None or node not in self.brokers:
-            conn = self.any_connection(deadline)
-            version = conn.version_for(FindCoordinatorRequest)
-            if version >= 4:
-                req = FindCoordinatorRequest(key_type=0, coordinator_keys=[group])
-            else:
-                req = FindCoordinatorRequest(key=group, key_type=0)
-            resp = conn.request(req, version, deadline=deadline)
-            if version >= 4:
-                c = resp.coordinators[0]
-                code, msg, node, host, port = c.error_code, c.error_message, c.node_id, c.host, c.port
-            else:
-                code, msg = resp.error_code, getattr(resp, "error_message", None)
-                node, host, port = resp.node_id, resp.host, resp.port
-            err = broker_error(code, msg, f"find coordinator of group {group!r}")
-            if err is not None:
-                raise err
-            if node not in self.brokers:
-                self.brokers[node] = BrokerMetadata(node, host, port)
-            log.debug("coordinator of group %r is node %s (%s:%s)", group, node, host, port)
+            node = self.find_coordinator(group, 0, deadline)
             self.coordinators[group] = node
         try:
             return self.connection(node, deadline)
         except Exception:
             self.coordinators.pop(group, None)
             raise
+
+    def find_coordinator(self, key: str, key_type: int, deadline: Deadline) -> int:
+        """The node id of the coordinator of ``key``: a consumer group (``key_type`` 0) or a transactional
+        id (1, KIP-98), asked with FindCoordinator; the broker's address joins the known brokers."""
+        what = "group" if key_type == 0 else "transactional id"
+        conn = self.any_connection(deadline)
+        version = conn.version_for(FindCoordinatorRequest, 1 if key_type else 0)
+        if version >= 4:  # KIP-699: batched keys
+            req = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
+        else:
+            req = FindCoordinatorRequest(key=key, key_type=key_type)
+        resp = conn.request(req, version, deadline=deadline)
+        if version >= 4:
+            c = resp.coordinators[0]
+            code, msg, node, host, port = c.error_code, c.error_message, c.node_id, c.host, c.port
+        else:
+            code, msg = resp.error_code, getattr(resp, "error_message", None)
+            node, host, port = resp.node_id, resp.host, resp.port
+        err = broker_error(code, msg, f"find coordinator of {what} {key!r}")
+        if err is not None:
+            raise err
+        if node not in self.brokers:
+            self.brokers[node] = BrokerMetadata(node, host, port)
+        log.debug("coordinator of %s %r is node %s (%s:%s)", what, key, node, host, port)
+        return int(node)
 
     def forget_coordinator(self, group: str) -> None:
         """Drop the cached coordinator of ``group`` (after NOT_COORDINATOR or a broken connection)."""

@@ -41,7 +41,6 @@ from ..protocol import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     EndTxnRequest,
-    FindCoordinatorRequest,
     InitProducerIdRequest,
     TxnOffsetCommitRequest,
 )
@@ -64,7 +63,6 @@ from .connection import BrokerConnection
 from .deadline import Deadline
 from .errors import KafkaClientError
 from .produce import ProducerState
-from .types import BrokerMetadata
 
 __all__ = [
     "FATAL_ERRORS",
@@ -266,26 +264,7 @@ class TransactionManager(ProducerState):
         """The transaction coordinator of this id (FindCoordinator with key_type 1, KIP-98)."""
         node = self._coordinator_node
         if node is None or node not in cluster.brokers:
-            conn = cluster.any_connection(deadline)
-            version = conn.version_for(FindCoordinatorRequest, 1)
-            tid = self.transactional_id
-            if version >= 4:
-                req = FindCoordinatorRequest(key_type=1, coordinator_keys=[tid])
-            else:
-                req = FindCoordinatorRequest(key=tid, key_type=1)
-            resp = conn.request(req, version, deadline=deadline)
-            if version >= 4:
-                c = resp.coordinators[0]
-                code, msg, node, host, port = c.error_code, c.error_message, c.node_id, c.host, c.port
-            else:
-                code, msg = resp.error_code, getattr(resp, "error_message", None)
-                node, host, port = resp.node_id, resp.host, resp.port
-            err = broker_error(code, msg, f"find transaction coordinator of {tid!r}")
-            if err is not None:
-                raise err
-            if node not in cluster.brokers:
-                cluster.brokers[node] = BrokerMetadata(node, host, port)
-            log.debug("transaction coordinator of %r is node %s (%s:%s)", tid, node, host, port)
+            node = cluster.find_coordinator(self.transactional_id, 1, deadline)
             self._coordinator_node = node
         try:
             return cluster.connection(node, deadline)
