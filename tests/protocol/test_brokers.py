@@ -11,6 +11,8 @@ from __future__ import annotations
 import socket
 import struct
 
+import time
+
 import pytest
 from broker_quirks import APIVERSIONS_V4_UNSUPPORTED, ZERO_TOPIC_IDS, has
 
@@ -79,11 +81,22 @@ def broker(request):
 
 
 def _topic_id(conn: Conn, result, topic: str):
-    """The topic's id from Metadata (the zero UUID on a broker that has no real ids)."""
-    meta = conn.call(
-        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)]), result.version_for(MetadataRequest)
-    )
-    return meta.topics[0].topic_id
+    """The topic's id from Metadata (the zero UUID on a broker that has no real ids).
+
+    A topic created a moment ago may not be in the answering broker's metadata yet (Kafka answers
+    UNKNOWN_TOPIC_OR_PARTITION with the zero id until the KRaft record reaches its cache; a CI run sent
+    Produce v13 with that zero id and got UNKNOWN_TOPIC_ID), so ask until the topic is there.
+    """
+    deadline = time.monotonic() + 15
+    while True:
+        meta = conn.call(
+            MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)]),
+            result.version_for(MetadataRequest),
+        )
+        found = meta.topics[0]
+        if (found.error_code == 0 and found.partitions) or time.monotonic() > deadline:
+            return found.topic_id
+        time.sleep(0.05)
 
 
 def _by_id_ok(broker) -> bool:
