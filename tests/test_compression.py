@@ -352,11 +352,23 @@ def test_lz4_corrupt(case: str) -> None:
         decompress(LZ4, bad, 2)
 
 
-def test_xxh32_matches_reference() -> None:
-    for n in list(range(40)) + [100, 1000]:
-        data = payload(n, seed=n)
-        assert compression.xxh32(data) == xxhash.xxh32(data).intdigest()
-        assert compression.xxh32(data, seed=7) == xxhash.xxh32(data, seed=7).intdigest()
+@pytest.mark.parametrize("store_size", [False, True])
+@pytest.mark.parametrize("block_size", [lz4.frame.BLOCKSIZE_MAX64KB, lz4.frame.BLOCKSIZE_MAX4MB])
+def test_lz4_header_checksum_matches_liblz4(store_size: bool, block_size: int) -> None:
+    # Differential: liblz4's frame writer (its own XXH32) against _lz4_hc on the same descriptor, for
+    # 2-byte (FLG BD) and 10-byte (with content size) descriptors.
+    data = payload(5000)
+    frame = lz4.frame.compress(
+        data, block_size=block_size, block_linked=False, content_checksum=False, store_size=store_size
+    )
+    end = 6 + (8 if store_size else 0)
+    assert bool(frame[4] & 0x08) == store_size
+    assert frame[end] == compression._lz4_hc(frame[4:end])
+    assert decompress(LZ4, frame, 2) == data
+    # The same frame written by a magic 0 producer (HC over the magic too, KAFKA-3160) is repaired.
+    quirk = frame[:end] + bytes([compression._lz4_hc(frame[:end])]) + frame[end + 1 :]
+    assert quirk != frame
+    assert decompress(LZ4, quirk, 0) == data
 
 
 # --------------------------------------------------------------------------------------------------
