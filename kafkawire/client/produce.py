@@ -69,6 +69,9 @@ class ProducerState:
 
     #: Sent in every ProduceRequest; batches are marked transactional when set.
     transactional_id: str | None = None
+    #: Highest Produce version to send: v13 (KIP-516, Kafka 4.1+) names topics by id only and this request
+    #: carries the name, so stay at v12, which every Kafka 4.x serves. A transaction manager lowers it.
+    max_produce_version: int = 12
 
     def __init__(self) -> None:
         self.producer_id = -1
@@ -258,9 +261,8 @@ def _round(
             conn = cluster.connection(leader, d)
             # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name:
             # stay at v12, which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID).
-            # In a transaction, v12+ would tell the coordinator we speak transaction version 2 (KIP-890 part 2,
-            # partitions added implicitly); the transaction manager speaks version 1: stay at v11.
-            cap = 12 if state.transactional_id is None else 11
+            # In a transaction the transaction manager decides (v12+ means transaction version 2, KIP-890).
+            cap = state.max_produce_version
             version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), cap)
             sent.append((conn.send(req, version, expect_response=acks != 0, deadline=d), heads, conn))
         except Exception as e:

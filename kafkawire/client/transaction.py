@@ -6,11 +6,25 @@ state and the partitions and consumer groups already added to it. The produce pa
 :meth:`TransactionManager.prepare` before the first batch to a partition (AddPartitionsToTxn), sends the
 ``transactional_id`` in every ProduceRequest and sets the transactional bit of every batch.
 
-This is the classic protocol (transaction version 1, as the Java client speaks it to brokers without
-KIP-890 part 2): AddPartitionsToTxn <= v3 (v4+ is broker-to-broker), Produce <= v11, TxnOffsetCommit <= v4
-and EndTxn <= v4, because higher versions of those tell the coordinator that the client speaks
-transaction version 2, where the partitions and groups are added implicitly and every EndTxn bumps the
-epoch. Apache Kafka 4.x still serves version-1 clients.
+Two protocols, chosen per transaction in this module only (:meth:`TransactionManager._update_protocol`), as
+the Java client chooses them (``TransactionManager.isTransactionV2Enabled``):
+
+* **transaction version 1** (KIP-98): AddPartitionsToTxn <= v3 before the first batch to a partition
+  (v4+ is broker-to-coordinator), AddOffsetsToTxn before TxnOffsetCommit <= v4, Produce <= v11, EndTxn
+  <= v4. Higher versions of those tell the coordinator that the client speaks version 2.
+* **transaction version 2** (KIP-890 part 2), when the broker's ApiVersions finalizes the feature
+  ``transaction.version`` >= 2 (Apache Kafka 4.0+ clusters formatted at 4.x do): no AddPartitionsToTxn
+  (Produce v12 makes the partition leader add the partition to the transaction), no AddOffsetsToTxn
+  (TxnOffsetCommit v5 adds the group), and EndTxn v5, with which the coordinator bumps the epoch at
+  every commit or abort and answers the producer id and epoch to use next (a new producer id when the
+  epoch is exhausted). Sequence numbers start afresh with each transaction, and a producer whose
+  sequences were in doubt needs no InitProducerId of its own after the abort (the bump covers it).
+  A producer that sees the feature appear between transactions bumps its epoch with InitProducerId
+  before the first transaction of version 2, so no partition of an earlier transaction counts as added.
+
+Apache Kafka 4.x serves both; its partition leaders verify every transactional write with the
+coordinator either way (KIP-890 part 1), so a late or zombie write fails with an error (e.g.
+``TRANSACTION_ABORTABLE`` or ``INVALID_TXN_STATE``) instead of landing in another transaction.
 
 Errors follow the Java client's ``TransactionManager``:
 
@@ -20,13 +34,14 @@ Errors follow the Java client's ``TransactionManager``:
 * *fatal* (the producer can only be closed): ``PRODUCER_FENCED`` and ``INVALID_PRODUCER_EPOCH`` (raised as
   :class:`~kafkawire.protocol.errors.ProducerFencedError`: a newer instance with the same transactional
   id called ``init_transactions``), ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``, ``INVALID_TXN_STATE``,
-  ``UNSUPPORTED_VERSION``, ``TRANSACTION_COORDINATOR_FENCED``;
+  ``UNSUPPORTED_VERSION``, ``TRANSACTION_COORDINATOR_FENCED``, ``INVALID_PRODUCER_ID_MAPPING`` (the
+  coordinator holds another producer id for the transactional id);
 * *abortable* (the application must call ``abort_transaction()``, then may begin a new one): everything
   else, e.g. ``TRANSACTION_ABORTABLE``, topic or group authorization failures, a record batch the broker
   refused, the consumer group's ``ILLEGAL_GENERATION`` / ``UNKNOWN_MEMBER_ID`` (KIP-447: a zombie member
   must not commit). ``UNKNOWN_PRODUCER_ID`` and ``OUT_OF_ORDER_SEQUENCE_NUMBER`` are abortable too: after
-  the abort the producer bumps its epoch with InitProducerId v3+ (KIP-360) so its sequence numbers start
-  afresh.
+  the abort the producer bumps its epoch (KIP-360: InitProducerId v3+ under version 1, EndTxn v5 itself
+  under version 2) so its sequence numbers start afresh.
 """
 
 from __future__ import annotations
@@ -49,6 +64,7 @@ from ..protocol.errors import (
     ConcurrentTransactionsError,
     CoordinatorNotAvailableError,
     InvalidProducerEpochError,
+    InvalidProducerIdMappingError,
     InvalidTxnStateError,
     NotCoordinatorError,
     OutOfOrderSequenceNumberError,
@@ -84,6 +100,7 @@ FATAL_ERRORS: tuple[type[BrokerError], ...] = (
     InvalidTxnStateError,
     UnsupportedVersionError,
     TransactionCoordinatorFencedError,
+    InvalidProducerIdMappingError,
 )
 #: Errors meaning this producer's epoch is stale: a newer instance with the same id took over.
 _FENCED = (ProducerFencedError, InvalidProducerEpochError)
@@ -95,6 +112,13 @@ ADD_PARTITIONS_MAX = 3
 TXN_OFFSET_COMMIT_MAX = 4
 END_TXN_MAX = 4
 PRODUCE_MAX = 11
+# Versions of transaction version 2 (KIP-890 part 2). TxnOffsetCommit v6 and Produce v13 name topics by id
+# only (KIP-516/KIP-1319) while these requests carry names: v5 and v12 are the highest that do.
+TXN_OFFSET_COMMIT_V2 = 5
+END_TXN_V2 = 5
+PRODUCE_V2 = 12
+#: The finalized feature (ApiVersions v3+, KIP-584) whose level 2 turns transaction version 2 on.
+TRANSACTION_VERSION_FEATURE = "transaction.version"
 
 
 class TransactionState(enum.Enum):
@@ -144,6 +168,21 @@ class TransactionHandle:
     transactional_id: str
     producer_id: int
     producer_epoch: int
+    #: The transaction protocol the transaction was written with: True for version 2 (KIP-890), False for
+    #: version 1, None when the handle does not say (a handle kept as three fields): then the broker's
+    #: finalized ``transaction.version`` at the time of :func:`end_transaction` decides. EndTxn must speak
+    #: the writer's protocol (FLINK-40689: only EndTxn v5 recognises a retried commit after the coordinator
+    #: bumped the epoch, or moved to a new producer id when the epoch ran out).
+    transaction_v2: bool | None = None
+
+
+def _speaks(conn: BrokerConnection, api: type, version: int) -> bool:
+    """Whether ``conn`` may send ``api`` at ``version`` or above (the broker's range and the client's caps)."""
+    try:
+        conn.version_for(api, version)
+    except UnsupportedVersionError:
+        return False
+    return True
 
 
 def _retry_coordinator_errors(err: BaseException) -> bool:
@@ -170,6 +209,47 @@ class TransactionManager(ProducerState):
         self._coordinator_node: int | None = None
         self._bump_epoch = False
         self._resumed = False  # finishing another process's transaction: it holds partitions we do not know
+        #: True while this producer speaks transaction version 2 (KIP-890 part 2; see the module docstring).
+        self.transaction_v2 = False
+        self._resumed_v2: bool | None = None  # a resumed handle's protocol (None: ask the broker)
+        self._features_epoch = -1  # finalized-features epoch that transaction_v2 was last decided from
+
+    @property
+    def max_produce_version(self) -> int:  # type: ignore[override]
+        """Produce v12 only under transaction version 2: the partition leader adds the partition to the
+        transaction; v11 under version 1, where AddPartitionsToTxn must come first."""
+        return PRODUCE_V2 if self.transaction_v2 else PRODUCE_MAX
+
+    def _update_protocol(self, cluster: Cluster, conn: BrokerConnection, initializing: bool) -> None:
+        """Decide the transaction protocol from the newest finalized features any open connection has seen
+        (the Java client's ``maybeUpdateTransactionV2Enabled``). Called at init and after each EndTxn, so
+        one transaction never changes protocol half-way. Switching to version 2 after init asks for an
+        epoch bump before the next transaction (Java's ``clientSideEpochBumpRequired``)."""
+        best = conn
+        for other in list(cluster.conns.values()):
+            v = getattr(other, "versions", None)
+            if v is not None and v.finalized_features_epoch > best.versions.finalized_features_epoch:
+                best = other
+        versions = best.versions
+        if versions.finalized_features_epoch <= self._features_epoch and not initializing:
+            return
+        self._features_epoch = versions.finalized_features_epoch
+        was = self.transaction_v2
+        self.transaction_v2 = (
+            versions.finalized_features.get(TRANSACTION_VERSION_FEATURE, 0) >= 2
+            # A client capped below these versions (api_version_caps) cannot speak version 2.
+            and _speaks(conn, EndTxnRequest, END_TXN_V2)
+            and _speaks(conn, TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2)
+        )
+        if was != self.transaction_v2:
+            log.info(
+                "transactional id %r: transaction protocol version %d (finalized features epoch %d)",
+                self.transactional_id,
+                2 if self.transaction_v2 else 1,
+                self._features_epoch,
+            )
+            if self.transaction_v2 and not initializing:
+                self._bump_epoch = True
 
     # ------------------------------------------------------------------------------- state checks
     def _raise_if_failed(self) -> None:
@@ -219,7 +299,7 @@ class TransactionManager(ProducerState):
             self.state = TransactionState.FATAL_ERROR
         else:
             if isinstance(error, _NEEDS_BUMP):
-                self._bump_epoch = True
+                self._bump_epoch = True  # dropped after an EndTxn v5, which bumped the epoch itself
             if self.state is not TransactionState.UNINITIALIZED:
                 self.state = TransactionState.ABORTABLE_ERROR
         self.last_error = error
@@ -256,8 +336,14 @@ class TransactionManager(ProducerState):
         """Add ``topic``'s ``partitions`` to the transaction before the first batch goes to them."""
         self.require(TransactionState.IN_TRANSACTION, what="send")
         new = sorted({int(p) for p in partitions} - {p for t, p in self.partitions if t == topic})
-        if new:
-            self._add_partitions(cluster, topic, new, deadline)
+        if not new:
+            return
+        if self.transaction_v2:
+            # KIP-890 part 2: the Produce v12 itself adds the partition (its leader asks the coordinator).
+            # Tracked here so that EndTxn is sent: the Java client's transactionStarted.
+            self.partitions.update((topic, p) for p in new)
+            return
+        self._add_partitions(cluster, topic, new, deadline)
 
     # ------------------------------------------------------------------------------ coordinator
     def _coordinator(self, cluster: Cluster, deadline: Deadline) -> BrokerConnection:
@@ -306,6 +392,16 @@ class TransactionManager(ProducerState):
 
         return cluster.call(deadline, quick, what=f"{what} of {self.transactional_id!r}", before_retry=before_retry)
 
+    def _end_with_v2(self, cluster: Cluster, conn: BrokerConnection) -> bool:
+        """Whether EndTxn speaks transaction version 2: the protocol the transaction was written with
+        (a resumed handle's, when it says; else the broker's finalized ``transaction.version`` now)."""
+        if not self._resumed:
+            return self.transaction_v2
+        if self._resumed_v2 is None:
+            self._update_protocol(cluster, conn, initializing=True)
+            self._resumed_v2 = self.transaction_v2
+        return self._resumed_v2
+
     # ----------------------------------------------------------------------------- the requests
     def init(self, cluster: Cluster, deadline: Deadline) -> None:
         """InitProducerId with the transactional id: fences older instances, completes (aborts) their
@@ -316,6 +412,7 @@ class TransactionManager(ProducerState):
             raise TransactionError(f"init_transactions: not allowed while the producer is {self.state.value}")
         self._init_producer_id(cluster, deadline, bump=False)
         self.state = TransactionState.READY
+        self._update_protocol(cluster, self._coordinator(cluster, deadline), initializing=True)
 
     def _init_producer_id(self, cluster: Cluster, deadline: Deadline, bump: bool) -> None:
         def attempt(d: Deadline) -> None:
@@ -345,7 +442,7 @@ class TransactionManager(ProducerState):
         """The open transaction's :class:`TransactionHandle` (for :func:`end_transaction` elsewhere)."""
         self.require(TransactionState.IN_TRANSACTION, what="hand_over_transaction")
         assert self.transactional_id is not None
-        return TransactionHandle(self.transactional_id, self.producer_id, self.producer_epoch)
+        return TransactionHandle(self.transactional_id, self.producer_id, self.producer_epoch, self.transaction_v2)
 
     @classmethod
     def resume(cls, handle: TransactionHandle) -> TransactionManager:
@@ -354,6 +451,7 @@ class TransactionManager(ProducerState):
         manager.producer_id, manager.producer_epoch = handle.producer_id, handle.producer_epoch
         manager.state = TransactionState.IN_TRANSACTION
         manager._resumed = True
+        manager._resumed_v2 = handle.transaction_v2
         return manager
 
     def begin(self) -> None:
@@ -398,7 +496,11 @@ class TransactionManager(ProducerState):
         """AddOffsetsToTxn (once per group and transaction), then TxnOffsetCommit to the group's
         coordinator: the offsets become visible to the group when the transaction commits."""
         self.require(TransactionState.IN_TRANSACTION, what="send_offsets_to_transaction")
-        if group.group_id not in self.groups:
+        v2 = self.transaction_v2
+        if v2:
+            # KIP-890 part 2: TxnOffsetCommit v5 adds the group to the transaction (no AddOffsetsToTxn).
+            self.groups.add(group.group_id)
+        elif group.group_id not in self.groups:
 
             def add(d: Deadline) -> None:
                 conn = self._coordinator(cluster, d)
@@ -430,7 +532,10 @@ class TransactionManager(ProducerState):
                 if _retry_coordinator_errors(e):
                     cluster.forget_coordinator(group.group_id)
                 raise
-            version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
+            if v2:
+                version = min(conn.version_for(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2), TXN_OFFSET_COMMIT_V2)
+            else:
+                version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
             req = TxnOffsetCommitRequest(
                 transactional_id=self.transactional_id,
                 group_id=group.group_id,
@@ -477,7 +582,11 @@ class TransactionManager(ProducerState):
 
             def attempt(d: Deadline) -> None:
                 conn = self._coordinator(cluster, d)
-                version = min(conn.version_for(EndTxnRequest), END_TXN_MAX)
+                v2 = self._end_with_v2(cluster, conn)
+                if v2:
+                    version = min(conn.version_for(EndTxnRequest, END_TXN_V2), END_TXN_V2)
+                else:
+                    version = min(conn.version_for(EndTxnRequest), END_TXN_MAX)
                 req = EndTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=self.producer_id,
@@ -486,6 +595,12 @@ class TransactionManager(ProducerState):
                 )
                 resp = conn.request(req, version, deadline=d)
                 self._check(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
+                if version >= END_TXN_V2 and resp.producer_id >= 0:
+                    # KIP-890 part 2: the coordinator bumped the epoch (or, with the epoch exhausted, gave
+                    # a new producer id); the next transaction uses it and its sequences start at 0.
+                    self.producer_id, self.producer_epoch = resp.producer_id, resp.producer_epoch
+                    self.sequences.clear()
+                    self._bump_epoch = False
 
             self._call(cluster, deadline, attempt, "commit" if commit else "abort")
         self.partitions.clear()
@@ -493,6 +608,7 @@ class TransactionManager(ProducerState):
         self.state = TransactionState.READY
         if self._resumed:
             return  # the handle's producer is not ours to go on with
+        self._update_protocol(cluster, self._coordinator(cluster, deadline), initializing=False)
         if self._bump_epoch:
             # KIP-360: sequence numbers of the aborted transaction are in doubt; a bumped epoch restarts them.
             self._init_producer_id(cluster, deadline, bump=True)

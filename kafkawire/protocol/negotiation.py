@@ -68,6 +68,18 @@ class NegotiatedVersions:
             if lo <= hi:
                 self.versions[key] = hi
 
+    @property
+    def finalized_features(self) -> dict[str, int]:
+        """Feature name -> finalized max version level (ApiVersions v3+, KIP-584), e.g.
+        ``{"transaction.version": 2}``; empty when the broker sent none (older versions, older brokers)."""
+        feats = getattr(self.response, "finalized_features", None) or ()
+        return {f.name: f.max_version_level for f in feats}
+
+    @property
+    def finalized_features_epoch(self) -> int:
+        """The epoch of :attr:`finalized_features` (-1 when unknown): the higher, the newer."""
+        return int(getattr(self.response, "finalized_features_epoch", -1))
+
     def get(self, api: int | type) -> int | None:
         """The version to use for ``api`` (a key or a request/response class), or None if none fits."""
         return self.versions.get(api if isinstance(api, int) else api.API_KEY)  # type: ignore[attr-defined]
