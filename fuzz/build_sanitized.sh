@@ -24,6 +24,12 @@ if command -v clang >/dev/null; then
 else
   echo "[fuzz] clang not found: building with gcc (no native coverage feedback)" >&2
 fi
+# Cython 3's argument parsing for a type's __cinit__ computes its keyword values as `args + nargs`
+# (__Pyx_KwValues_FASTCALL), and a vectorcall with no positional argument passes args == NULL: UBSan's
+# pointer-overflow check stopped every execution at "applying zero offset to null pointer" in
+# _Decoder.__cinit__, before any kafkawire code ran (cython/cython#4726, #4872 fixed only NULL + nonzero).
+# Without vectorcall tp_new the arguments come as a tuple; kafkawire's own code is compiled as before.
+export CFLAGS="${CFLAGS:-} -DCYTHON_VECTORCALL_TPNEW=0"
 (cd "$SRC" && KAFKAWIRE_SANITIZE=1 "$PY" "$ROOT/setup.py" -q build_ext \
   --build-lib "$OUT" --build-temp "$ROOT/build/fuzz-asan-tmp" --force)
 ls "$OUT"/kafkawire/_codec*.so
