@@ -383,14 +383,25 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("kafkawire")``: every micro-batch is produced as it is written.
 
     With ``exactlyOnce``: each task of a micro-batch writes in a transaction (id: ``kafkawire-spark-stream``,
-    the query id and the task's partition id) that the batch's commit ends and its abort aborts."""
+    the query id and the task's partition id) together with a marker saying that this task's rows of this
+    batch are committed; the batch's commit ends the transactions and its abort aborts them. A query restarted
+    after its driver died between the writes and Spark's record of the commit re-runs the batch: its tasks
+    abort what was left open and skip what the marker says committed (:mod:`kafkawire.spark.transactions`,
+    docs/EXACTLY_ONCE.md)."""
 
     def __init__(self, opts: SinkOptions, exactly_once: bool = False) -> None:
         self.opts = opts
-        self.txn_prefix = "kafkawire-spark-stream" if exactly_once else None
+        self.exactly_once = exactly_once
 
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
-        return _write(self.opts, iterator, self.txn_prefix)
+        if not self.exactly_once:
+            return _write(self.opts, iterator)
+        from .transactions import write_stream_task
+
+        sent, handle = write_stream_task(self.opts, iterator)
+        if handle is None:
+            return KafkaCommitMessage(sent)
+        return KafkaCommitMessage(sent, (handle.transactional_id, handle.producer_id, handle.producer_epoch))
 
     def commit(self, messages: list, batchId: int) -> None:  # noqa: N803 (Spark's name)
         """Without exactlyOnce records are visible once acknowledged; with it, the tasks' transactions end here."""

@@ -1,0 +1,225 @@
+"""A streaming query's driver killed in the middle of a micro-batch's commit, restarted from its checkpoint
+(issue 14): with ``exactlyOnce`` every input row is visible exactly once to read_committed readers, whichever
+window the kill hit; without it the re-run batch is duplicated (so the test can fail).
+
+The driver is its own process (``exactly_once_stream_recovery_job.py``, Apache Kafka's own transaction
+coordinator from the session's ``kafka_broker``). A test-only data source subclass in that script SIGKILLs
+the whole driver (Python process, JVM, Python workers) at one point of micro-batch K's commit:
+
+* ``before``: every task's transaction is written and open, none committed (Kafka window 1 of the issue);
+* ``partial``: the first task's transaction committed, the others open (the driver died between EndTxn calls);
+* ``after``: all committed, but Spark had not yet recorded the batch in ``commits/`` (window 2).
+
+In each case the checkpoint holds batch K in ``offsets/`` but not in ``commits/``, so the restarted query
+re-runs batch K. Rows are counted with :class:`tests.faults.ledger.Ledger` (sent / read back / lost /
+duplicated) as read by kafkawire's Consumer and by librdkafka (confluent-kafka), both read_committed.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faults.ledger import Ledger, LedgerReport
+
+from kafkawire.client import Client, Consumer, TopicPartition
+
+JOB = Path(__file__).with_name("exactly_once_stream_recovery_job.py")
+IN_PARTITIONS = 4
+OUT_PARTITIONS = 3
+PER_TRIGGER = 1_000  # records per micro-batch: ROWS / PER_TRIGGER batches, each with one task per input partition
+
+
+class Run:
+    """One streaming query (its topics, checkpoint and input ledger) driven through several driver processes."""
+
+    def __init__(self, bootstrap: str, tmp: Path, rows: int, exactly_once: bool) -> None:
+        self.bootstrap = bootstrap
+        self.tmp = tmp
+        self.exactly_once = exactly_once
+        name = f"eos-recovery-{int(exactly_once)}-{uuid.uuid4().hex[:8]}"
+        self.source, self.topic = f"{name}-in", f"{name}-out"
+        self.checkpoint = tmp / "checkpoint"
+        self.report = tmp / "faults.jsonl"
+        self.ledger = Ledger(name)
+        self.values = self.ledger.make(rows)
+        with Client(bootstrap) as c:
+            c.create_topics({self.source: IN_PARTITIONS, self.topic: OUT_PARTITIONS})
+            for part in range(IN_PARTITIONS):  # values[i] goes to partition i % 4, in order: offset i // 4
+                c.produce(self.source, self.values[part::IN_PARTITIONS], partition=part)
+        self.ledger.acknowledged(self.values)
+
+    def drive(self, fault: dict | None) -> dict:
+        """Run the driver once; with ``fault``, expect it killed by the hook and return what the hook wrote."""
+        cfg = {
+            "bootstrap": self.bootstrap,
+            "source": self.source,
+            "topic": self.topic,
+            "checkpoint": str(self.checkpoint),
+            "exactly_once": "true" if self.exactly_once else "false",
+            "max_per_trigger": PER_TRIGGER,
+            "fault": None if fault is None else {**fault, "report": str(self.report)},
+        }
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, str(JOB), json.dumps(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            start_new_session=True,  # its own process group: the hook kills the group, not pytest
+        )
+        took = time.monotonic() - started
+        if fault is None:
+            assert proc.returncode == 0, proc.stderr[-4000:]
+            (done,) = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+            print(f"\n  driver ran to the end in {took:.0f} s: {done}")
+            return done
+        assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-4000:])
+        injected = [json.loads(line) for line in self.report.read_text().splitlines()]
+        assert injected[-1]["window"] == fault["window"] and injected[-1]["batch"] == fault["batch"], injected
+        print(f"\n  driver killed after {took:.0f} s: {injected[-1]}")
+        return injected[-1]
+
+    # --- the checkpoint
+
+    def batch_end(self, batch: int) -> dict[int, int]:
+        """The input end offsets of micro-batch ``batch``, from the checkpoint's ``offsets/`` log."""
+        lines = (self.checkpoint / "offsets" / str(batch)).read_text().splitlines()
+        ends = json.loads(lines[-1])[self.source]
+        return {int(p): int(o) for p, o in ends.items()}
+
+    def rows_through(self, batch: int) -> set[bytes]:
+        """The input values of micro-batches 0..``batch``."""
+        ends = self.batch_end(batch)
+        return {v for i, v in enumerate(self.values) if i // IN_PARTITIONS < ends.get(i % IN_PARTITIONS, 0)}
+
+    def assert_pending(self, batch: int) -> None:
+        """Batch ``batch`` is planned (``offsets/``) but not done (``commits/``): a restart re-runs it."""
+        assert (self.checkpoint / "offsets" / str(batch)).exists()
+        assert not (self.checkpoint / "commits" / str(batch)).exists()
+        assert not (self.checkpoint / "offsets" / str(batch + 1)).exists()
+
+    # --- reading the output
+
+    def read_committed(self) -> list[bytes]:
+        """Every value of the output topic a read_committed kafkawire Consumer sees, up to the last stable offset."""
+        tps = [TopicPartition(self.topic, p) for p in range(OUT_PARTITIONS)]
+        with Client(self.bootstrap) as c:
+            lso = {p: o.offset for p, o in c.list_offsets(self.topic, isolation="read_committed").items()}
+        out: list[bytes] = []
+        with Consumer(self.bootstrap, isolation="read_committed", auto_offset_reset="earliest") as consumer:
+            consumer.assign(tps)
+            consumer.seek_to_beginning(tps)
+            deadline = time.monotonic() + 60
+            while any(consumer.position(tp) < lso[tp.partition] for tp in tps):
+                assert time.monotonic() < deadline, {tp: consumer.position(tp) for tp in tps}
+                for cols in consumer.poll(500).values():
+                    out += [bytes(r.value) for r in cols]
+        return out
+
+    def read_committed_librdkafka(self) -> list[bytes]:
+        """The same through librdkafka (confluent-kafka), isolation.level=read_committed, to the end."""
+        from confluent_kafka import Consumer as RdConsumer
+        from confluent_kafka import TopicPartition as RdTp
+
+        c = RdConsumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"check-{uuid.uuid4().hex[:6]}",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+            }
+        )
+        try:
+            c.assign([RdTp(self.topic, p, 0) for p in range(OUT_PARTITIONS)])
+            out: list[bytes] = []
+            at_eof: set[int] = set()
+            deadline = time.monotonic() + 60
+            while len(at_eof) < OUT_PARTITIONS:
+                assert time.monotonic() < deadline, at_eof
+                for m in c.consume(1000, 0.5):
+                    if m.error() is None:
+                        out.append(m.value())
+                        at_eof.discard(m.partition())
+                    elif m.error().code() == -191:  # _PARTITION_EOF
+                        at_eof.add(m.partition())
+                    else:
+                        raise AssertionError(m.error())
+            return out
+        finally:
+            c.close()
+
+    def count(self, values: list[bytes]) -> LedgerReport:
+        """The ledger's counts for one read of the output (a fresh ledger: same values, sent and acknowledged)."""
+        ledger = Ledger(self.ledger.run)
+        ledger.acknowledged(ledger.make(len(self.values)))
+        ledger.read(values)
+        return ledger.report()
+
+
+def _assert_once(values: list[bytes], expected: set[bytes]) -> None:
+    assert len(values) == len(set(values)), f"{len(values) - len(set(values))} duplicates"
+    assert set(values) == expected, (len(set(values) - expected), len(expected - set(values)))
+
+
+@pytest.mark.slow
+def test_a_driver_killed_in_each_commit_window_leaves_each_row_once(kafka_broker: Any, tmp_path: Path) -> None:
+    """One query, 5 micro-batches of 4 tasks; its driver is killed in batch 1 before the commit, in batch 2
+    after the first of four EndTxn calls, in batch 3 after all of them; each restart re-runs the batch."""
+    run = Run(kafka_broker.bootstrap, tmp_path, rows=5 * PER_TRIGGER, exactly_once=True)
+
+    # Window 1: transactions written and open; the restart's tasks abort them (same transactional ids) and
+    # write the batch again.
+    hit = run.drive({"window": "before", "batch": 1})
+    assert hit["transactions"] == IN_PARTITIONS
+    run.assert_pending(1)
+    _assert_once(run.read_committed(), run.rows_through(0))  # batch 1's open transactions show nothing
+
+    # Between EndTxn calls: one task's rows visible; the restart's task with the marker skips them, the
+    # others abort theirs and write again.
+    hit = run.drive({"window": "partial", "batch": 2})
+    assert hit["transactions"] == IN_PARTITIONS and hit["committed"] == 1
+    run.assert_pending(2)
+    seen = run.read_committed()
+    assert len(seen) == len(set(seen)) and run.rows_through(1) <= set(seen) <= run.rows_through(2)
+
+    # Window 2: every transaction committed, Spark's commits/ log not written; the restart writes nothing.
+    hit = run.drive({"window": "after", "batch": 3})
+    assert hit["committed"] == IN_PARTITIONS
+    run.assert_pending(3)
+    _assert_once(run.read_committed(), run.rows_through(3))
+
+    done = run.drive(None)  # re-runs batch 3 (nothing written), then batch 4
+    assert done["last_batch"] == 4 and (run.checkpoint / "commits" / "4").exists()
+    for reader, values in (
+        ("kafkawire", run.read_committed()),
+        ("librdkafka", run.read_committed_librdkafka()),
+    ):
+        report = run.count(values)
+        print(f"  exactlyOnce, read_committed via {reader}: {report}")
+        assert report.read_back == report.sent == 5 * PER_TRIGGER
+        assert report.lost == report.duplicated == report.unexpected == 0
+
+
+@pytest.mark.slow
+def test_without_exactly_once_a_driver_killed_after_the_writes_duplicates_the_batch(
+    kafka_broker: Any, tmp_path: Path
+) -> None:
+    """The same window 2 kill without the option: the re-run batch is written again, every row of it twice."""
+    run = Run(kafka_broker.bootstrap, tmp_path, rows=2 * PER_TRIGGER, exactly_once=False)
+    run.drive({"window": "after", "batch": 1})
+    run.assert_pending(1)
+    _assert_once(run.read_committed(), run.rows_through(1))
+    run.drive(None)
+    report = run.count(run.read_committed())
+    print(f"  at-least-once, read_committed via kafkawire: {report}")
+    assert report.read_back == report.sent and report.lost == report.unexpected == 0
+    assert report.duplicated == len(run.rows_through(1) - run.rows_through(0)) > 0
