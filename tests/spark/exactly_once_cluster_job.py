@@ -1,0 +1,95 @@
+"""The Spark job of ``test_exactly_once_cluster.py``: its own process, on ``local-cluster[2,1,1024]``.
+
+``python exactly_once_cluster_job.py BOOTSTRAP TOPIC ROWS EXACTLY_ONCE RUN MARKER``
+
+Writes ``ROWS`` distinct values ``b"<RUN>-<id>"`` (the values of ``tests/faults/ledger.Ledger(RUN).make``) in
+``PARTITIONS`` tasks with ``df.write.format("kafkawire")`` to TOPIC, on two executors (separate JVMs with one
+core each, so the test can SIGKILL one while tasks run). The first attempt of task ``FAILING_PARTITION``
+fails in the writer itself after half its rows were produced and acknowledged: a ``mapInArrow`` gives the
+row at the half a partition the topic does not have (attempt 0 only), so the writer's produce of that
+group raises ``UnknownTopicOrPartitionError`` after every earlier group was sent synchronously (acks=all).
+The ``mapInArrow`` appends a line to MARKER when it injects; Spark retries the task (``spark.task.maxFailures``).
+
+Transactions get ``kafka.transaction.timeout.ms`` = 10 minutes: longer than the whole test, so nothing the
+test sees can come from the coordinator timing a transaction out; every open transaction of a failed or
+killed attempt must be ended by the job itself (the retried attempt's InitProducerId fences and aborts it).
+
+Prints ``{"done": true, "app_id": ..., "failed_attempts": n}``; the Spark log (WARN: failed tasks and lost
+executors) goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql import functions as F
+
+from kafkawire.spark import session
+
+PARTITIONS = 8
+FAILING_PARTITION = 0
+TRANSACTION_TIMEOUT_MS = 600_000
+
+
+def main() -> None:
+    bootstrap, topic, rows, exactly_once, run, marker = sys.argv[1:7]
+    rows_n = int(rows)
+    spark = session(
+        "local-cluster[2,1,1024]",  # two executor JVMs, one core each
+        app_name="kafkawire-exactly-once-cluster",
+        config={
+            "spark.task.maxFailures": "4",  # the injected failure, the killed executor's task, and slack
+            "spark.executor.memory": "768m",
+            "spark.ui.showConsoleProgress": "false",
+        },
+    )
+    spark.sparkContext.setLogLevel("WARN")  # TaskSetManager reports failed attempts and lost executors at WARN
+    per_task = rows_n // PARTITIONS
+    start = FAILING_PARTITION * per_task  # spark.range splits [0, rows) into equal contiguous slices
+    fail_at = start + per_task // 2
+
+    def inject(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = TaskContext.get()
+        armed = ctx.partitionId() == FAILING_PARTITION and ctx.attemptNumber() == 0
+        for batch in batches:
+            ids = batch.column(0)
+            n = batch.num_rows
+            parts: list[int | None] = [None] * n
+            if armed:
+                first, last = ids[0].as_py(), ids[n - 1].as_py()
+                if first <= fail_at <= last:
+                    parts[fail_at - first] = 99  # the topic has 3 partitions: the writer fails on this row
+                    with open(marker, "a") as f:
+                        f.write(f"partition {ctx.partitionId()} attempt {ctx.attemptNumber()} id {fail_at}\n")
+            yield pa.RecordBatch.from_arrays([batch.column(1), pa.array(parts, pa.int32())], ["value", "partition"])
+
+    df = (
+        spark.range(0, rows_n, numPartitions=PARTITIONS)
+        .select("id", F.concat(F.lit(f"{run}-"), F.col("id").cast("string")).cast("binary").alias("value"))
+        .mapInArrow(inject, "value binary, partition int")
+    )
+    (
+        df.write.format("kafkawire")
+        .mode("append")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("kafka.transaction.timeout.ms", str(TRANSACTION_TIMEOUT_MS))
+        .option("topic", topic)
+        .option("exactlyOnce", exactly_once)
+        .save()
+    )
+    try:
+        with open(marker) as f:
+            failed = len(f.read().splitlines())
+    except FileNotFoundError:
+        failed = 0
+    app_id = spark.sparkContext.applicationId
+    print(json.dumps({"done": True, "app_id": app_id, "failed_attempts": failed}), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
