@@ -4,8 +4,9 @@
 returns: to a :class:`RecordMetadata` when the broker acknowledged it, or to the error that made the
 record come back in :attr:`ProduceFailedError.unacknowledged`. The Java client's ``Future<RecordMetadata>``
 plus ``Callback`` and confluent-kafka's ``on_delivery(err, msg)`` are the models: ``add_done_callback``
-and ``send(..., on_delivery=...)`` run in the thread that wrote the batch (``send`` when a batch filled,
-``flush``, ``close``, ``commit_transaction``).
+and ``send(..., on_delivery=...)`` run in the thread that wrote the batch (the producer's background
+sender when ``linger_ms`` expired, ``send`` when a batch filled, ``flush``, ``close``, ``commit_transaction``),
+after the producer released its locks, in the order the records were written.
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ class DeliveryFuture:
 
     The producer resolves it once, when the batch holding the record is acknowledged or finally fails;
     a record dropped by :meth:`Producer.abort_transaction` fails with :class:`RecordDroppedError`.
-    Nothing writes a batch in the background, so a future stays pending until the producer writes its
-    buffer (a full batch, ``linger_ms`` on a later ``send``, ``flush()`` or ``close()``).
+    The producer's background sender writes a buffer once ``linger_ms`` has passed since its first record,
+    so ``producer.send(...).result(timeout=5)`` resolves without a ``flush()`` (as with the Java client).
     """
 
-    __slots__ = ("topic", "_cond", "_done", "_metadata", "_error", "_callbacks")
+    __slots__ = ("topic", "_cond", "_done", "_metadata", "_error", "_callbacks", "_waiter")
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
@@ -59,6 +60,9 @@ class DeliveryFuture:
         self._metadata: RecordMetadata | None = None
         self._error: BaseException | None = None
         self._callbacks: list[Callable[[DeliveryFuture], object]] = []
+        # Called by a waiter before it blocks (the producer writes the record's buffer itself when the
+        # waiting thread is its own sender, which could otherwise never write it); dropped once done.
+        self._waiter: Callable[[DeliveryFuture], object] | None = None
 
     def done(self) -> bool:
         """True once the record was acknowledged or failed."""
@@ -87,17 +91,32 @@ class DeliveryFuture:
         _run(fn, self)
 
     def _wait(self, timeout: float | None) -> None:
+        waiter = self._waiter
+        if not self._done and waiter is not None:
+            waiter(self)
         with self._cond:
             if not self._cond.wait_for(lambda: self._done, timeout):
                 raise KafkaTimeoutError(f"delivery to {self.topic!r} not known within {timeout} s")
 
     def _resolve(self, metadata: RecordMetadata | None, error: BaseException | None) -> None:
+        if self._complete(metadata, error):
+            self._fire()
+
+    def _complete(self, metadata: RecordMetadata | None, error: BaseException | None) -> bool:
+        """Set the result and wake waiters, without running callbacks (see :meth:`_fire`): the producer
+        completes futures under its lock and runs callbacks after releasing it. False when already done."""
         with self._cond:
             if self._done:
-                return
+                return False
             self._metadata, self._error, self._done = metadata, error, True
-            callbacks, self._callbacks = self._callbacks, []
+            self._waiter = None
             self._cond.notify_all()
+        return True
+
+    def _fire(self) -> None:
+        """Run the callbacks registered before the future completed (once)."""
+        with self._cond:
+            callbacks, self._callbacks = self._callbacks, []
         for fn in callbacks:
             _run(fn, self)
 

@@ -1,9 +1,13 @@
 """A buffering producer on top of :meth:`kafkawire.Client.produce`.
 
 ``send()`` only appends to a per-topic buffer; the buffer goes out as one ``produce()`` call (records
-spread over partitions, batched per partition) when it reaches ``batch_records`` / ``batch_bytes``,
-when ``linger_ms`` has passed since its first record (checked on the next ``send()``), or on
-``flush()`` / ``close()``. Everything the blocking client guarantees holds: idempotent retries, murmur2
+spread over partitions, batched per partition) when it reaches ``batch_records`` / ``batch_bytes`` (written
+by that ``send()``), when ``linger_ms`` has passed since its first record (written by the producer's
+background sender thread, as the Java client's ``Sender`` does), or on ``flush()`` / ``close()``. So
+``producer.send(topic, b"v").result(timeout=5)`` resolves without a ``flush()``. Writes are serialised
+(one at a time, oldest records first), which keeps every partition's records in order and the idempotent
+producer's sequence numbers gapless; ``send()`` does not wait for a background write unless it must write a
+full batch itself (back-pressure). Everything the blocking client guarantees holds: idempotent retries, murmur2
 partitioning, one request per leader, and retries until the delivery timeout (``delivery_timeout_ms``,
 default the client's ``retry_timeout_ms``).
 
@@ -11,7 +15,9 @@ Nothing is dropped silently: records leave the buffer only once ``produce()`` re
 :class:`~kafkawire.client.errors.ProduceFailedError`, whose ``unacknowledged`` hands the records that
 were not acknowledged (values, keys, headers, timestamps per partition) back to the application to
 send again. Any other exception (an interrupt, an authorization error) leaves them in the buffer, and
-the next ``flush()`` tries them again.
+the next ``flush()`` tries them again. A background write has nobody to raise to: its records' futures fail
+with the cause, and its ``ProduceFailedError`` (with ``unacknowledged``; any other error is wrapped in one)
+is raised by the next ``flush()`` or ``close()``.
 
 Transactions (KIP-98): with ``transactional_id`` the producer writes inside transactions that readers with
 ``isolation="read_committed"`` see whole or not at all::
@@ -32,6 +38,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,6 +83,52 @@ class _Buffer:
         self.partitions = [self.partitions[i] for i in keep]
         self.futures = [self.futures[i] for i in keep]
         self.nbytes = sum(len(v or b"") + len(k or b"") for v, k in zip(self.values, self.keys))
+
+    def extend(self, newer: _Buffer) -> None:
+        """Append the records of ``newer`` (sent while this buffer was being written) after these."""
+        self.values += newer.values
+        self.keys += newer.keys
+        self.headers += newer.headers
+        self.timestamps += newer.timestamps
+        self.partitions += newer.partitions
+        self.futures += newer.futures
+        self.nbytes += newer.nbytes
+
+
+class _SenderState:
+    """What the background sender thread shares with its producer without keeping it alive: the
+    condition it sleeps on (over the producer's lock) and the flags that wake or stop it."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self.cond = threading.Condition(lock)
+        self.stop = False
+        self.kick = False  # a new buffer exists: recompute when to wake
+
+
+def _sender_main(ref: weakref.ReferenceType[Producer], state: _SenderState) -> None:
+    """The background sender: writes every buffer whose ``linger_ms`` has passed. Holds the producer only
+    while working (a weak reference otherwise), so a producer dropped without ``close()`` is collected and
+    its ``__del__`` stops this thread."""
+    while True:
+        producer = ref()
+        if producer is None:
+            return
+        try:
+            with state.cond:
+                if state.stop:
+                    return
+                state.kick = False
+                due, wait = producer._due(time.monotonic())
+                if not due:
+                    producer = None  # may run the producer's __del__ here, which sets stop
+                    state.cond.wait_for(lambda: state.stop or state.kick, wait)
+                    continue
+            producer._write_background(due)
+        except Exception:  # never let the thread die silently: the next flush() still writes everything
+            log.exception("kafkawire producer sender: unexpected error")
+            time.sleep(0.1)
+        finally:
+            producer = None
 
 
 class Producer:
@@ -121,7 +175,16 @@ class Producer:
         self.acks = acks
         self.delivery_timeout_ms = delivery_timeout_ms
         self._buffers: dict[str, _Buffer] = {}
+        # Lock order: _write_lock (one write at a time, in order), then _lock (buffers and state, held
+        # briefly; never during network I/O), then _deliver_lock (callbacks, in completion order).
         self._lock = threading.RLock()
+        self._write_lock = threading.RLock()
+        self._deliver_lock = threading.RLock()
+        self._completed: deque[DeliveryFuture] = deque()  # futures whose callbacks have not run yet
+        self._failures: deque[ProduceFailedError] = deque()  # background write failures not raised yet
+        self._sender_state = _SenderState(self._lock)
+        self._sender: threading.Thread | None = None
+        self._waiter = self._before_wait  # one bound method for every future (a reference cycle, collected)
         self._closed = False
         #: The transaction state of a transactional producer (None otherwise).
         self.transaction_manager: TransactionManager | None = (
@@ -140,9 +203,10 @@ class Producer:
         on_delivery: DeliveryCallback | None = None,
         callback: DeliveryCallback | None = None,
     ) -> DeliveryFuture:
-        """Queue one record; may write the topic's buffer when it is full or has lingered long enough
-        (then raises :class:`ProduceFailedError` as :meth:`flush` does). ``value`` / ``key``: bytes-like,
-        ``str`` (written as UTF-8) or None; anything else is a ``TypeError``.
+        """Queue one record; writes the topic's buffer itself when it is full (then raises
+        :class:`ProduceFailedError` as :meth:`flush` does); a buffer that is not full is written by the
+        background sender once ``linger_ms`` has passed. ``value`` / ``key``: bytes-like, ``str``
+        (written as UTF-8) or None; anything else is a ``TypeError``.
 
         Returns the record's :class:`~kafkawire.client.delivery.DeliveryFuture`, resolved when the batch
         holding it is acknowledged (to a :class:`~kafkawire.client.delivery.RecordMetadata`) or finally
@@ -151,6 +215,15 @@ class Producer:
         check_record_arguments(
             [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
         )
+        if isinstance(value, str):
+            value = value.encode()
+        if isinstance(key, str):
+            key = key.encode()
+        fut = DeliveryFuture(topic)
+        for cb in (on_delivery, callback):
+            if cb is not None:
+                fut.add_done_callback(as_done_callback(cb))
+        fut._waiter = self._waiter
         with self._lock:
             if self._closed:
                 raise RuntimeError("producer is closed")
@@ -159,34 +232,122 @@ class Producer:
             buf = self._buffers.get(topic)
             if buf is None:
                 buf = self._buffers[topic] = _Buffer(since=time.monotonic())
-            if isinstance(value, str):
-                value = value.encode()
-            if isinstance(key, str):
-                key = key.encode()
+                self._wake_sender()
             buf.values.append(value)
             buf.keys.append(key)
             buf.headers.append(list(headers) if headers else None)
             buf.timestamps.append(int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms))
             buf.partitions.append(partition)
-            fut = DeliveryFuture(topic)
-            for cb in (on_delivery, callback):
-                if cb is not None:
-                    fut.add_done_callback(as_done_callback(cb))
             buf.futures.append(fut)
             buf.nbytes += len(value or b"") + len(key or b"")
-            if (
-                len(buf.values) >= self.batch_records
-                or buf.nbytes >= self.batch_bytes
-                or (time.monotonic() - buf.since) * 1000 >= self.linger_ms
-            ):
-                self._flush_topic(topic)
-            return fut
+            full = len(buf.values) >= self.batch_records or buf.nbytes >= self.batch_bytes
+        if full:
+            # Written here, not handed to the sender: a producer faster than the broker waits (back-pressure).
+            with self._write_lock:
+                _, failure = self._write_topic(topic, only_if_full=True)
+            self._deliver()
+            if failure is not None:
+                raise failure
+        return fut
 
-    def _flush_topic(self, topic: str) -> list[ProduceResult]:
-        buf = self._buffers.get(topic)
-        if buf is None or not buf.values:
-            self._buffers.pop(topic, None)
-            return []
+    # ------------------------------------------------------------------------------ writing
+    def _wake_sender(self) -> None:
+        """Start the background sender, or wake it to schedule a new buffer (caller holds ``_lock``)."""
+        state = self._sender_state
+        state.kick = True
+        t = self._sender
+        if t is None or not t.is_alive():
+            t = self._sender = threading.Thread(
+                target=_sender_main, args=(weakref.ref(self), state), name="kafkawire-producer-sender", daemon=True
+            )
+            t.start()
+        else:
+            state.cond.notify()
+
+    def _may_write(self) -> bool:
+        """A transactional producer writes only inside a transaction that has not failed."""
+        txn = self.transaction_manager
+        return txn is None or txn.state is _IN_TXN
+
+    def _due(self, now: float) -> tuple[list[str], float | None]:
+        """Topics whose buffer has lingered ``linger_ms``, and the seconds until the next one will have
+        (None: no buffer). Caller holds ``_lock``."""
+        if not self._buffers:
+            return [], None
+        if not self._may_write():
+            return [], 1.0  # buffers of a failed transaction wait for abort_transaction()
+        linger = self.linger_ms / 1000
+        due, wait = [], None
+        for topic, buf in self._buffers.items():
+            left = buf.since + linger - now
+            if left <= 0:
+                due.append(topic)
+            else:
+                wait = left if wait is None else min(wait, left)
+        return due, wait
+
+    def _write_background(self, topics: list[str]) -> None:
+        """The sender's write of lingered buffers; failures are kept for the next flush() or close()."""
+        with self._write_lock:
+            for topic in topics:
+                _, failure = self._write_topic(topic, only_if_due=True, background=True)
+                if failure is not None:
+                    log.warning("background write to %r failed: %s", topic, failure)
+                    with self._lock:
+                        self._failures.append(failure)
+        self._deliver()
+
+    def _before_wait(self, fut: DeliveryFuture) -> None:
+        """``fut.result()`` is about to block. When the waiting thread is the sender itself (a delivery
+        callback waiting on another record) or no sender runs, nobody else would write the record's
+        buffer: write it now rather than wait forever."""
+        t = self._sender
+        if t is not None and t.is_alive() and threading.current_thread() is not t:
+            return
+        if not self._may_write():
+            return
+        with self._write_lock:
+            _, failure = self._write_topic(fut.topic, background=True)
+            if failure is not None:
+                with self._lock:
+                    self._failures.append(failure)
+        self._deliver()
+
+    def _deliver(self) -> None:
+        """Run the callbacks of completed futures, oldest first, with no producer lock held (a callback
+        may call send(), flush() or another future's result()): a no-op in a thread that holds ``_lock``,
+        whose outermost method calls it again once released."""
+        if self._lock._is_owned():  # type: ignore[attr-defined]
+            return
+        with self._deliver_lock:
+            completed = self._completed
+            while completed:
+                try:
+                    fut = completed.popleft()
+                except IndexError:
+                    return
+                fut._fire()
+
+    def _write_topic(
+        self, topic: str, *, only_if_full: bool = False, only_if_due: bool = False, background: bool = False
+    ) -> tuple[list[ProduceResult], ProduceFailedError | None]:
+        """Write ``topic``'s buffer (caller holds ``_write_lock``): returns the results and the failure,
+        if any, after completing the records' futures. The buffer is detached while it is written, so
+        ``send()`` goes on filling a new one; what was neither written nor handed back (an exception other
+        than ProduceFailedError) is put back in front of it. ``background``: such an exception fails the
+        records too (there is no caller to raise it to) and comes back as a ProduceFailedError."""
+        with self._lock:
+            buf = self._buffers.get(topic)
+            if buf is None or not buf.values:
+                self._buffers.pop(topic, None)
+                return [], None
+            if only_if_full and len(buf.values) < self.batch_records and buf.nbytes < self.batch_bytes:
+                return [], None  # another thread wrote it meanwhile
+            if only_if_due and (time.monotonic() - buf.since) * 1000 < self.linger_ms:
+                return [], None
+            if not self._may_write() and background:
+                return [], None
+            del self._buffers[topic]
         headers = buf.headers if any(h for h in buf.headers) else None
         explicit = {p for p in buf.partitions if p is not None}
         if not explicit:
@@ -200,83 +361,150 @@ class Producer:
         has_keys = any(k is not None for k in buf.keys)
         results: list[ProduceResult] = []
         failures: list[tuple[list[int], ProduceFailedError]] = []
+        completed: list[DeliveryFuture] = []
         done: list[int] = []
         try:
             for part, rows in groups:
                 try:
                     result = self.client.produce(
-                            topic,
-                            [buf.values[i] for i in rows],
-                            keys=[buf.keys[i] for i in rows] if has_keys else None,
-                            partition=part,
-                            headers=None if headers is None else [headers[i] for i in rows],
-                            timestamps=[buf.timestamps[i] for i in rows],
-                            acks=self.acks,
-                            compression=self.compression,
-                            timeout_ms=self.delivery_timeout_ms,
-                            producer_state=self.transaction_manager,
-                        )
+                        topic,
+                        [buf.values[i] for i in rows],
+                        keys=[buf.keys[i] for i in rows] if has_keys else None,
+                        partition=part,
+                        headers=None if headers is None else [headers[i] for i in rows],
+                        timestamps=[buf.timestamps[i] for i in rows],
+                        acks=self.acks,
+                        compression=self.compression,
+                        timeout_ms=self.delivery_timeout_ms,
+                        producer_state=self.transaction_manager,
+                    )
                     results.append(result)
-                    _resolve(buf, topic, rows, result, None)
+                    completed += _resolve(buf, topic, rows, result, None)
                 except ProduceFailedError as e:
-                    _resolve(buf, topic, rows, e.result, e)
+                    completed += _resolve(buf, topic, rows, e.result, e)
                     if self.transaction_manager is not None:
                         fatal = self.transaction_manager.fail_produce(e)
                         if fatal is not e:  # fenced: nothing more may be written
+                            done += rows
                             raise fatal from e
                     failures.append((rows, e))
+                except Exception as e:
+                    if not background:
+                        raise
+                    wrapped = _not_written(buf, topic, rows, part, e)
+                    completed += _resolve(buf, topic, rows, None, wrapped)
+                    if self.transaction_manager is not None:
+                        self.transaction_manager.fail_produce(wrapped)
+                    failures.append((rows, wrapped))
                 done += rows
         finally:
-            # Only what was written, or is handed back below, leaves the buffer.
+            # Only what was written, or is handed back, leaves the buffer; the rest goes back in front.
             buf.drop(done)
-            if not buf.values:
-                self._buffers.pop(topic, None)
+            with self._lock:
+                self._completed.extend(completed)
+                if buf.values:
+                    newer = self._buffers.get(topic)
+                    if newer is not None:
+                        buf.extend(newer)
+                    self._buffers[topic] = buf
         if failures:
-            raise _combined_failure(topic, failures, results)
-        return results
+            return results, _combined_failure(topic, failures, results)
+        return results, None
 
-    def flush(self) -> list[ProduceResult]:
+    def flush(self, *, timeout_ms: float | None = None) -> list[ProduceResult]:
         """Write every buffered record; returns one :class:`ProduceResult` per produce call.
+        ``timeout_ms`` bounds each write instead of ``delivery_timeout_ms``.
 
         Raises :class:`ProduceFailedError` when some records were not acknowledged by the delivery
         timeout: its ``unacknowledged`` holds them (``rows`` are positions in the flushed buffer).
-        Every topic is attempted before the first failure is raised."""
-        with self._lock:
-            out: list[ProduceResult] = []
-            failure: ProduceFailedError | None = None
-            for topic in list(self._buffers):
+        Every topic is attempted first. Failures of background writes since the last flush are raised
+        too; when several writes failed (several topics), the first is raised and the next ``flush()``
+        raises the next, so every one is handed back."""
+        out: list[ProduceResult] = []
+        try:
+            with self._write_lock:
+                saved = self.delivery_timeout_ms
+                if timeout_ms is not None:
+                    self.delivery_timeout_ms = timeout_ms if saved is None else min(saved, timeout_ms)
                 try:
-                    out += self._flush_topic(topic)
-                except ProduceFailedError as e:
-                    failure = failure or e
-            if failure is not None:
-                raise failure
-            return out
+                    with self._lock:
+                        topics = list(self._buffers)
+                    for topic in topics:
+                        results, failure = self._write_topic(topic)
+                        out += results
+                        if failure is not None:
+                            with self._lock:
+                                self._failures.append(failure)
+                finally:
+                    self.delivery_timeout_ms = saved
+        finally:
+            self._deliver()
+        with self._lock:
+            if self._failures:
+                first = self._failures.popleft()
+                if self._failures:
+                    log.error("flush: %d more failed write(s) are raised by the next flush()", len(self._failures))
+                raise first
+        return out
 
     @property
     def buffered(self) -> int:
-        """Records queued and not written yet."""
-        return sum(len(b.values) for b in self._buffers.values())
+        """Records queued and not written yet (a write in progress not counted)."""
+        with self._lock:
+            return sum(len(b.values) for b in self._buffers.values())
 
-    def close(self) -> None:
-        """Flush, then close the client if this producer created it. A transactional producer aborts
-        the transaction it is in instead of flushing into it."""
+    def _stop_sender(self) -> None:
+        state = self._sender_state
+        with state.cond:
+            state.stop = True
+            state.cond.notify_all()
+        t = self._sender
+        if t is not None and t is not threading.current_thread():
+            t.join()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush (each write bounded by ``timeout`` seconds when given), stop the background sender, then
+        close the client if this producer created it. A transactional producer aborts the transaction it
+        is in instead of flushing into it. Raises the flush's :class:`ProduceFailedError` (after closing)."""
         with self._lock:
             if self._closed:
                 return
-            try:
-                txn = self.transaction_manager
-                if txn is None:
-                    self.flush()
-                elif txn.in_transaction:
-                    try:
-                        self.abort_transaction()
-                    except Exception as e:  # the coordinator aborts it after transaction_timeout_ms anyway
-                        log.warning("abort_transaction on close failed: %s", e)
-            finally:
+        try:
+            txn = self.transaction_manager
+            if txn is None:
+                try:
+                    self.flush(timeout_ms=None if timeout is None else timeout * 1000)
+                finally:
+                    with self._lock:
+                        rest, self._failures = list(self._failures), deque()
+                    for e in rest:
+                        log.error("close: a write failed and its records were not handed back: %s", e)
+            elif txn.in_transaction:
+                try:
+                    self.abort_transaction(timeout_ms=None if timeout is None else timeout * 1000)
+                except Exception as e:  # the coordinator aborts it after transaction_timeout_ms anyway
+                    log.warning("abort_transaction on close failed: %s", e)
+        finally:
+            with self._lock:
                 self._closed = True
-                if self._own_client:
-                    self.client.close()
+            self._stop_sender()
+            if self._own_client:
+                self.client.close()
+
+    def __del__(self) -> None:
+        # Dropped without close(): stop the sender (it holds only a weak reference) and say what is lost.
+        state = getattr(self, "_sender_state", None)
+        if state is None or state.stop:
+            return
+        if state.cond.acquire(timeout=1):
+            try:
+                state.stop = True
+                state.cond.notify_all()
+            finally:
+                state.cond.release()
+        n = sum(len(b.values) for b in self._buffers.values())
+        if n and not self._closed:
+            log.warning("Producer garbage-collected without close(): %d buffered record(s) were not sent", n)
 
     # ---------------------------------------------------------------------------- transactions
     def _txn(self, what: str) -> TransactionManager:
@@ -324,57 +552,64 @@ class Producer:
         """Flush what is buffered, then commit the transaction (EndTxn). A failed flush makes the
         transaction abortable: the error is raised and :meth:`abort_transaction` must follow. A commit
         that timed out may be called again."""
-        with self._lock:
-            txn = self._txn("commit_transaction")
-            txn.require(_IN_TXN, TransactionState.COMMITTING, what="commit_transaction")
-            try:
-                self.flush()
-            except ProduceFailedError as e:
-                txn.fail_produce(e)
-                raise
-            cluster = self.client.cluster
-            with cluster.lock:
-                txn.end(cluster, True, self.client.deadline(timeout_ms))
+        try:
+            # Both locks for the whole commit: no background write and no send() slips in between the
+            # flush and EndTxn (a send() waits, then finds the transaction over, as in the Java client).
+            with self._write_lock, self._lock:
+                txn = self._txn("commit_transaction")
+                txn.require(_IN_TXN, TransactionState.COMMITTING, what="commit_transaction")
+                try:
+                    self.flush()
+                except ProduceFailedError as e:
+                    txn.fail_produce(e)
+                    raise
+                cluster = self.client.cluster
+                with cluster.lock:
+                    txn.end(cluster, True, self.client.deadline(timeout_ms))
+        finally:
+            self._deliver()
 
     def abort_transaction(self, *, timeout_ms: float | None = None) -> None:
         """Abort the transaction: buffered records are dropped, written ones stay invisible to
         read_committed readers, offsets sent to the transaction are not committed."""
-        with self._lock:
-            txn = self._txn("abort_transaction")
-            dropped = RecordDroppedError("the transaction was aborted before the record was written")
-            for buf in self._buffers.values():
-                for fut in buf.futures:
-                    fut._resolve(None, dropped)
-            self._buffers.clear()
-            cluster = self.client.cluster
-            with cluster.lock:
-                txn.end(cluster, False, self.client.deadline(timeout_ms))
+        try:
+            with self._write_lock, self._lock:
+                txn = self._txn("abort_transaction")
+                dropped = RecordDroppedError("the transaction was aborted before the record was written")
+                for buf in self._buffers.values():
+                    for fut in buf.futures:
+                        if fut._complete(None, dropped):
+                            self._completed.append(fut)
+                self._buffers.clear()
+                self._failures.clear()  # their records belonged to the aborted transaction
+                cluster = self.client.cluster
+                with cluster.lock:
+                    txn.end(cluster, False, self.client.deadline(timeout_ms))
+        finally:
+            self._deliver()
 
     def hand_over_transaction(self, *, timeout_ms: float | None = None) -> TransactionHandle:
         """Flush the open transaction, close the producer *without* committing or aborting, and return the
         :class:`~kafkawire.client.transaction.TransactionHandle` with which any process finishes it
         (:func:`kafkawire.client.transaction.end_transaction`): a Spark task writes, its driver commits.
         The coordinator aborts it after ``transaction_timeout_ms`` if nobody does."""
-        with self._lock:
-            txn = self._txn("hand_over_transaction")
-            txn.require(_IN_TXN, what="hand_over_transaction")
-            try:
-                if timeout_ms is None:
-                    self.flush()
-                else:
-                    saved, self.delivery_timeout_ms = self.delivery_timeout_ms, timeout_ms
-                    try:
-                        self.flush()
-                    finally:
-                        self.delivery_timeout_ms = saved
-            except ProduceFailedError as e:
-                txn.fail_produce(e)
-                raise
-            handle = txn.handle()
-            self._closed = True
-            if self._own_client:
-                self.client.close()
-            return handle
+        try:
+            with self._write_lock, self._lock:
+                txn = self._txn("hand_over_transaction")
+                txn.require(_IN_TXN, what="hand_over_transaction")
+                try:
+                    self.flush(timeout_ms=timeout_ms)
+                except ProduceFailedError as e:
+                    txn.fail_produce(e)
+                    raise
+                handle = txn.handle()
+                self._closed = True
+        finally:
+            self._deliver()
+        self._stop_sender()
+        if self._own_client:
+            self.client.close()
+        return handle
 
     @contextmanager
     def transaction(self) -> Iterator[Producer]:
@@ -399,9 +634,10 @@ class Producer:
 
 def _resolve(
     buf: _Buffer, topic: str, rows: list[int], result: object, failure: ProduceFailedError | None
-) -> None:
-    """Resolve the futures of ``rows`` (positions in ``buf``) from one produce call: acknowledged
-    records get their metadata, the ones handed back in ``failure.unacknowledged`` its error."""
+) -> list[DeliveryFuture]:
+    """Complete the futures of ``rows`` (positions in ``buf``) from one produce call: acknowledged
+    records get their metadata, the ones handed back in ``failure.unacknowledged`` its error. Returns the
+    futures completed, whose callbacks the producer runs once it released its locks."""
     failed: dict[int, BaseException] = {}
     if failure is not None:
         for u in failure.unacknowledged.values():
@@ -413,15 +649,43 @@ def _resolve(
     times: list[int] = []
     if isinstance(result, ProduceResult):
         parts, offsets, times = result.partition.tolist(), result.offset.tolist(), result.log_append_time.tolist()
+    completed: list[DeliveryFuture] = []
     for j, i in enumerate(rows):
         fut = buf.futures[i]
         if j in failed:
-            fut._resolve(None, failed[j])
+            ok = fut._complete(None, failed[j])
         elif j < len(parts) and (failure is None or offsets[j] >= 0):
             ts = times[j] if times[j] >= 0 else buf.timestamps[i]
-            fut._resolve(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
+            ok = fut._complete(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
         else:  # neither acknowledged nor handed back: the call's error is all that is known
-            fut._resolve(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
+            ok = fut._complete(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
+        if ok:
+            completed.append(fut)
+    return completed
+
+
+def _not_written(
+    buf: _Buffer, topic: str, rows: list[int], partition: int | None, error: Exception
+) -> ProduceFailedError:
+    """A ProduceFailedError handing back ``rows`` of ``buf`` that a background write could not send
+    because of an error other than ProduceFailedError (keyed by ``partition``, -1 when not chosen)."""
+    has_keys = any(buf.keys[i] is not None for i in rows)
+    has_headers = any(buf.headers[i] for i in rows)
+    p = -1 if partition is None else partition
+    unacked = UnacknowledgedRecords(
+        topic,
+        p,
+        np.arange(len(rows), dtype=np.int64),
+        [buf.values[i] for i in rows],
+        [buf.keys[i] for i in rows] if has_keys else None,
+        [buf.headers[i] for i in rows] if has_headers else None,
+        [buf.timestamps[i] for i in rows],
+        error,
+    )
+    message = f"produce to {topic!r} failed: {error!r}; {len(rows)} record(s) not written"
+    err = ProduceFailedError(message, {(topic, p): error}, None, {p: unacked})
+    err.__cause__ = error
+    return err
 
 
 def _combined_failure(
