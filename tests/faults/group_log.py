@@ -4,7 +4,9 @@
 commits and counts, per sequence number, how often it was processed; a duplicate is *allowed* when every
 processing of that record before the last one was left uncommitted by its member (the member was killed,
 or gave the partition up, before a commit covering it succeeded: the at-least-once window), and *outside
-the window* otherwise (someone processed a record again after its processing had been committed).
+the window* otherwise (someone processed a record again after its processing had been committed). A
+record is *lost* when no processing of it was committed (never processed, or processed only by members
+that died before committing it while nobody processed it again).
 :func:`owners_at` / :func:`moves` / :func:`minimum_moves` measure rebalances.
 """
 
@@ -115,7 +117,8 @@ def read_log(path: Path, killed: bool = False, records: bool = True) -> MemberLo
 class RecordsReport:
     sent: int
     read_back: int  # distinct sequence numbers processed
-    lost: int
+    lost: int  # no committed processing
+    uncommitted_only: int  # of ``lost``: processed, but only by members that never committed it
     duplicated: int  # processings beyond the first, over all records
     duplicated_allowed: int
     outside_window: int
@@ -124,7 +127,8 @@ class RecordsReport:
 
     def __str__(self) -> str:
         return (
-            f"sent={self.sent} read_back={self.read_back} lost={self.lost} duplicated={self.duplicated} "
+            f"sent={self.sent} read_back={self.read_back} lost={self.lost} (processed but never committed: "
+            f"{self.uncommitted_only}) duplicated={self.duplicated} "
             f"(allowed {self.duplicated_allowed}: {self.allowed_by_cause}; outside the window "
             f"{self.outside_window}) misplaced={self.misplaced}"
         )
@@ -134,6 +138,7 @@ def judge_records(logs: list[MemberLog], sent: int, partitions: int) -> RecordsR
     """Counts over every member's processing; record ``i`` was produced to partition ``i % partitions``
     at offset ``i // partitions``."""
     seen = np.zeros(sent, dtype=np.int64)
+    done = np.zeros(sent, dtype=bool)  # some processing of it was committed
     per_partition = -(-sent // partitions)
     misplaced = 0
     outside = 0
@@ -149,6 +154,8 @@ def judge_records(logs: list[MemberLog], sent: int, partitions: int) -> RecordsR
             misplaced += 1
             continue
         seen[pr.values] += 1
+        if pr.committed:
+            done[pr.values] = True
         window = slice(pr.first, pr.last + 1)
         again = times[pr.partition, window] > 0
         outside += int(np.count_nonzero(committed_before[pr.partition, window]))
@@ -165,7 +172,8 @@ def judge_records(logs: list[MemberLog], sent: int, partitions: int) -> RecordsR
     return RecordsReport(
         sent=sent,
         read_back=int(np.count_nonzero(seen)),
-        lost=int(np.count_nonzero(seen == 0)),
+        lost=int(np.count_nonzero(~done)),
+        uncommitted_only=int(np.count_nonzero(~done & (seen > 0))),
         duplicated=dup,
         duplicated_allowed=dup - outside,
         outside_window=outside,
