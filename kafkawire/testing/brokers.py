@@ -24,8 +24,10 @@ None of them needs a JVM or the network; all three come from PyPI wheels:
     exits) and has no CreateTopics API, so topics are created with :meth:`MockCluster.create_topic`.
 
 Every broker has ``.bootstrap`` (``"127.0.0.1:PORT"``), ``.kind``, ``.stop()`` and is a context
-manager. Broker processes are started in their own session, are killed when the interpreter exits
-(``atexit``) and, on Linux, when the process that started them dies (``PR_SET_PDEATHSIG``), so a
+manager. Broker processes are run by `mirakuru <https://github.com/dbfixtures/mirakuru>`_ executors (the
+``brokers`` extra): started in their own session, waited for until they serve, stopped with a signal and
+then SIGKILL. They are stopped when the interpreter exits (``atexit``, then mirakuru's own handler) and,
+on Linux, killed by the kernel when the process that started them dies (``PR_SET_PDEATHSIG``), so a
 crashed test run leaves nothing listening.
 """
 
@@ -48,7 +50,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,44 +97,40 @@ def _tail(path: Path | None, lines: int = 30) -> str:
     return "\n".join(data.splitlines()[-lines:])
 
 
-def wait_for_port(
-    host: str,
-    port: int,
-    timeout: float = 15.0,
-    *,
-    proc: subprocess.Popen[bytes] | None = None,
-    log: Path | None = None,
-    what: str = "broker",
-) -> None:
+def wait_for_port(host: str, port: int, timeout: float = 15.0, *, what: str = "broker") -> None:
     """Block until ``host:port`` accepts a TCP connection, or raise :class:`BrokerStartError`.
 
-    With ``proc``, fail as soon as the process exits instead of waiting out the timeout; the error
-    message carries the last lines of ``log`` (the broker's stderr).
+    For listeners without a process of their own (the in-process mock cluster); broker processes are
+    watched by mirakuru (:class:`_BrokerProcess`), which also notices when the process exits.
     """
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
-        if proc is not None and proc.poll() is not None:
-            raise BrokerStartError(
-                f"{what} exited with status {proc.returncode} before listening on {host}:{port}; "
-                f"stderr tail:\n{_tail(log)}"
-            )
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             pass
         if time.monotonic() >= deadline:
-            raise BrokerStartError(
-                f"{what} did not accept connections on {host}:{port} within {timeout:g}s; stderr tail:\n{_tail(log)}"
-            )
+            raise BrokerStartError(f"{what} did not accept connections on {host}:{port} within {timeout:g}s")
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # PR_SET_PDEATHSIG (1): the kernel sends SIGKILL to the broker when the thread that forked it dies
-    # (see _Spawner), so a test run killed with SIGKILL does not leave brokers behind.
+def _port_accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _new_session_dying_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # What mirakuru's own preexec_fn does (os.setsid: its stop() signals the whole process group, and a
+    # Ctrl-C in the terminal must not reach the broker first), plus PR_SET_PDEATHSIG (1): the kernel sends
+    # SIGKILL to the broker when the thread that forked it dies (see _Spawner), so a test run killed with
+    # SIGKILL, which runs no atexit handler (neither ours nor mirakuru's), does not leave brokers behind.
+    os.setsid()
     try:
         libc = ctypes.CDLL(None)
         libc.prctl(1, signal.SIGKILL)
@@ -176,11 +174,35 @@ _SPAWNER = _Spawner()
 _LIVE: weakref.WeakSet[Broker] = weakref.WeakSet()
 
 
-@atexit.register
 def _stop_all() -> None:
     for broker in list(_LIVE):
         with contextlib.suppress(Exception):
             broker.stop()
+
+
+atexit.register(_stop_all)
+
+
+def _mirakuru() -> Any:
+    """Import mirakuru (the ``brokers`` extra), keeping :func:`_stop_all` ahead of mirakuru's exit handler.
+
+    mirakuru registers an atexit handler when it is imported that SIGKILLs every process it started.
+    atexit runs handlers last-registered first, and mirakuru is imported lazily (``kafkawire.testing`` is
+    also imported for its Maven resolver, without the extra), so ours is registered again after it: the
+    brokers get their graceful stop (Kafka's controlled shutdown) and their temporary directories are
+    removed before mirakuru kills whatever is left.
+    """
+    global _MIRAKURU
+    if _MIRAKURU is None:
+        from .._optional import require
+
+        _MIRAKURU = require("mirakuru", "kafkawire.testing's broker processes")
+        atexit.unregister(_stop_all)
+        atexit.register(_stop_all)
+    return _MIRAKURU
+
+
+_MIRAKURU: Any = None
 
 
 # ---------------------------------------------------------------------------------------------- base
@@ -231,11 +253,78 @@ class Broker:
         return f"<{type(self).__name__} {self.kind} {self.bootstrap or '-'} {state}>"
 
 
-class SubprocessBroker(Broker):
-    """A broker that runs as a child process listening on one loopback port."""
+def _broker_process(
+    command: list[str],
+    *,
+    busy: Callable[[], bool],
+    ready: Callable[[], bool],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    stdout: Any,
+    stderr: Any,
+    timeout: float,
+) -> Any:
+    """A mirakuru executor for one broker process: ``start()`` returns once ``ready()`` is true.
 
-    #: Signals tried in order by :meth:`kill_process`: (signal, seconds to wait for exit).
-    stop_signals: Sequence[tuple[int, float]] = ((signal.SIGKILL, 10.0),)
+    ``busy()`` is asked first: a port that already accepts connections belongs to someone else, and
+    ``ready()`` would take that for the new broker. mirakuru does the process plumbing: the ``Popen`` in
+    a new session, polling ``ready`` until the deadline while failing as soon as the process exits with
+    an error, SIGKILL on a timeout, and stopping with a signal, a grace period, then SIGKILL for the
+    whole process group.
+    """
+    mirakuru = _mirakuru()
+
+    class _BrokerProcess(mirakuru.Executor):  # type: ignore[misc, name-defined]
+        def pre_start_check(self) -> bool:
+            return busy()
+
+        def after_start_check(self) -> bool:
+            return ready()
+
+        @property
+        def _popen_kwargs(self) -> dict[str, Any]:
+            kwargs = dict(super()._popen_kwargs)
+            kwargs["universal_newlines"] = False  # output goes to log files, never through pipes
+            if sys.platform.startswith("linux"):
+                kwargs["preexec_fn"] = _new_session_dying_with_parent
+            return kwargs
+
+        def start(self) -> Any:
+            # As mirakuru.Executor.start, except that the Popen runs on the long-lived spawner thread, so
+            # that PR_SET_PDEATHSIG follows the process and not the (possibly short-lived) calling thread.
+            _SPAWNER.call(lambda: mirakuru.SimpleExecutor.start(self))
+            self.wait_for(self.check_subprocess)
+            return self
+
+        def stop_within(self, sig: int, grace: float) -> None:
+            """Send ``sig`` to the process group, wait up to ``grace`` s for the exit, then SIGKILL."""
+            # mirakuru waits its one `timeout` for a start and for a stop alike: a broker has a long
+            # start-up budget (Kafka 120 s) but a short stop grace (Tansu 1 s), so set it for this stop.
+            self._timeout = grace
+            try:
+                self.stop(stop_signal=sig)
+            except mirakuru.ProcessExitedWithError:  # mirakuru.exceptions.ProcessFinishedWithError
+                pass  # the JVM exits 143 on SIGTERM, noida-db 130 on SIGINT: any exit status will do
+
+    return _BrokerProcess(
+        command,
+        cwd=str(cwd),
+        envvars=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        timeout=timeout,
+        sleep=0.02,
+    )
+
+
+class SubprocessBroker(Broker):
+    """A broker that runs as a child process listening on one loopback port (a mirakuru executor)."""
+
+    #: How :meth:`kill_process` stops the broker: this signal to its process group, then SIGKILL if it
+    #: has not exited after ``stop_grace`` seconds.
+    stop_signal: int = signal.SIGKILL
+    stop_grace: float = 10.0
 
     def __init__(
         self,
@@ -247,6 +336,7 @@ class SubprocessBroker(Broker):
         keep_files: bool = False,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        """``env``: variables added to this process's environment for the broker."""
         self.host = host
         self._fixed_port = port is not None
         self.port = port or 0
@@ -261,7 +351,7 @@ class SubprocessBroker(Broker):
         self.stdout_path = self.log_dir / "stdout.log"
         self.stderr_path = self.log_dir / "stderr.log"
         self._env = dict(env) if env is not None else None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._process: Any = None  # the mirakuru executor while the broker runs
         self._restartable = False  # True once it has run: a restart may wait for its port to free up
         self._lock = threading.RLock()
 
@@ -270,38 +360,85 @@ class SubprocessBroker(Broker):
         """The argv that starts the broker on ``self.host:self.port``."""
         raise NotImplementedError
 
+    def _ready(self) -> bool:
+        """Whether the started broker serves: its port accepts connections (Kafka asks for more)."""
+        return _port_accepts(self.host, self.port)
+
+    def _start_failure(self, exit_status: int | None) -> BrokerStartError:
+        what = f"{self.kind} broker"
+        if exit_status is not None:
+            return BrokerStartError(
+                f"{what} exited with status {exit_status} before listening on {self.host}:{self.port}; "
+                f"stderr tail:\n{self.stderr_tail()}"
+            )
+        return BrokerStartError(
+            f"{what} did not accept connections on {self.host}:{self.port} within "
+            f"{self.startup_timeout:g}s; stderr tail:\n{self.stderr_tail()}"
+        )
+
     def _after_start(self) -> None:
         """Hook run once the port accepts connections."""
 
     # lifecycle ------------------------------------------------------------------------------------
     @property
+    def _proc(self) -> subprocess.Popen[bytes] | None:
+        """The broker's ``Popen`` while one was started and not yet reaped."""
+        return None if self._process is None else self._process.process
+
+    @property
     def pid(self) -> int | None:
         """The broker process id while it runs."""
-        return self._proc.pid if self.running and self._proc is not None else None
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        proc = self._proc
+        return proc is not None and proc.poll() is None
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        return _SPAWNER.call(self._popen)
-
-    def _popen(self) -> subprocess.Popen[bytes]:
+    def _launch(self, deadline: float) -> None:
+        """Start the process and wait until :meth:`_ready`, or raise :class:`BrokerStartError`."""
+        mirakuru = _mirakuru()
         out = open(self.stdout_path, "ab")
         err = open(self.stderr_path, "ab")
+        process = None
+
+        def ready() -> bool:
+            # A broker that exits with status 0 (or is killed) is not an error to mirakuru: catch it here.
+            status = None if process is None or process.process is None else process.process.poll()
+            if status is not None:
+                raise self._start_failure(status)
+            return self._ready()
+
         try:
-            return subprocess.Popen(
+            process = _broker_process(
                 self.command(),
-                stdin=subprocess.DEVNULL,
+                busy=lambda: _port_accepts(self.host, self.port),
+                ready=ready,
+                cwd=self.log_dir,
+                env=self._env,
                 stdout=out,
                 stderr=err,
-                cwd=str(self.log_dir),
-                env=self._env,
-                start_new_session=True,  # a Ctrl-C in the terminal must not reach the broker first
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                timeout=max(0.5, deadline - time.monotonic()),
             )
+            self._process = process
+            process.start()
+        except mirakuru.ProcessExitedWithError as e:
+            self._process = None
+            raise self._start_failure(e.exit_code) from None
+        except mirakuru.TimeoutExpired:
+            self._process = None  # mirakuru killed it
+            raise self._start_failure(None) from None
+        except mirakuru.AlreadyRunning:
+            self._process = None  # nothing was started
+            raise BrokerStartError(
+                f"{self.kind} broker cannot listen on {self.host}:{self.port}: something else accepts connections there"
+            ) from None
+        except BaseException:
+            self.kill_process()
+            raise
         finally:
-            out.close()
+            out.close()  # the child holds its own descriptors
             err.close()
 
     def start(self) -> SubprocessBroker:
@@ -317,16 +454,8 @@ class SubprocessBroker(Broker):
                 if not self._fixed_port:
                     self.port = free_port(self.host)
                 while True:
-                    self._proc = self._spawn()
                     try:
-                        wait_for_port(
-                            self.host,
-                            self.port,
-                            max(0.5, deadline - time.monotonic()),
-                            proc=self._proc,
-                            log=self.stderr_path,
-                            what=f"{self.kind} broker",
-                        )
+                        self._launch(deadline)
                         break
                     except BrokerStartError as e:
                         self.kill_process()
@@ -348,22 +477,17 @@ class SubprocessBroker(Broker):
             self._after_start()
             return self
 
-    def kill_process(self) -> None:
-        """Terminate the broker process (see ``stop_signals``), leaving its files in place."""
+    def kill_process(self, sig: int | None = None, grace: float | None = None) -> None:
+        """Stop the broker process, leaving its files in place.
+
+        ``sig`` (default :attr:`stop_signal`) goes to the broker's process group; after ``grace`` seconds
+        (default :attr:`stop_grace`) without an exit, SIGKILL. Also reaps a process that died on its own.
+        """
         with self._lock:
-            proc, self._proc = self._proc, None
-            if proc is None or proc.poll() is not None:
+            process, self._process = self._process, None
+            if process is None:
                 return
-            for sig, grace in self.stop_signals:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(sig)
-                try:
-                    proc.wait(grace)
-                    return
-                except subprocess.TimeoutExpired:
-                    continue
-            proc.kill()
-            proc.wait()
+            process.stop_within(self.stop_signal if sig is None else sig, self.stop_grace if grace is None else grace)
 
     def stop(self) -> None:
         with self._lock:
@@ -417,7 +541,7 @@ class NoidaBroker(SubprocessBroker):
 
     kind = "noida"
     supports_restart = True
-    stop_signals = ((signal.SIGKILL, 10.0),)
+    stop_signal = signal.SIGKILL
 
     def __init__(self, *, data_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -449,23 +573,13 @@ class NoidaBroker(SubprocessBroker):
         shutdown, which saves everything) instead.
         """
         with self._lock:
-            if graceful and self._proc is not None and self._proc.poll() is None:
-                self._proc.send_signal(signal.SIGINT)
-                try:
-                    self._proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    pass
-            self.kill_process()
+            self.kill_process(signal.SIGINT if graceful else signal.SIGKILL, 15.0)
             self.start()
 
     def shutdown(self) -> None:
         """Stop with SIGINT (noida-db's clean shutdown: data saved), keeping ``data_dir``; ``start()`` resumes."""
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
-                self._proc.send_signal(signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self._proc.wait(15)
-            self.kill_process()
+            self.kill_process(signal.SIGINT, 15.0)
 
 
 # --------------------------------------------------------------------------------------------- tansu
@@ -489,7 +603,7 @@ class TansuBroker(SubprocessBroker):
     supports_restart = True
     # Tansu exits on SIGTERM at once when idle, but waits for open client connections to close; its
     # storage is in memory, so there is nothing a graceful stop would save: do not wait long.
-    stop_signals = ((signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
+    stop_signal, stop_grace = signal.SIGTERM, 1.0
 
     def __init__(
         self,
