@@ -98,6 +98,16 @@ def test_embedded_broker_package(monkeypatch: pytest.MonkeyPatch) -> None:
         noida_binary()
 
 
+def test_broker_processes_need_mirakuru(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkawire.testing import brokers
+
+    _hide(monkeypatch, "mirakuru")
+    monkeypatch.setattr(brokers, "_MIRAKURU", None)
+    hint = 'pip install "kafkawire[brokers]"'
+    with pytest.raises(MissingDependencyError, match=re.escape(hint)):
+        brokers.start_broker("tansu")
+
+
 def test_cli_prints_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # `kafkawire demo` checks its dependencies before it starts a broker: one line, exit status 1.
     _hide(monkeypatch, "tqdm")

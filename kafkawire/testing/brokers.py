@@ -292,6 +292,8 @@ def _broker_process(
         def start(self) -> Any:
             # As mirakuru.Executor.start, except that the Popen runs on the long-lived spawner thread, so
             # that PR_SET_PDEATHSIG follows the process and not the (possibly short-lived) calling thread.
+            if self.pre_start_check():
+                raise mirakuru.AlreadyRunning(self)
             _SPAWNER.call(lambda: mirakuru.SimpleExecutor.start(self))
             self.wait_for(self.check_subprocess)
             return self

@@ -163,6 +163,17 @@ def test_busy_port_fails_with_the_brokers_stderr():
             blocker.close()
 
 
+def test_a_port_someone_else_listens_on_is_not_taken_for_the_broker():
+    # Before it starts the process, the broker's executor checks that nothing answers on the port yet:
+    # otherwise that listener's connections would pass for the new broker being ready.
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"tansu broker cannot listen on 127.0.0.1:{port}: something else"):
+            start_broker("tansu", port=port, startup_timeout=3)
+
+
 def test_free_port_is_bindable():
     port = free_port()
     with socket.socket() as s:
