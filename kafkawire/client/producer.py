@@ -70,7 +70,8 @@ class _Buffer:
     partitions: list[int | None] = field(default_factory=list)
     futures: list[DeliveryFuture] = field(default_factory=list)
     nbytes: int = 0
-    since: float = 0.0
+    since: float = 0.0  # time.monotonic() of the first record
+    last: float = 0.0  # ... and of the latest
 
     def drop(self, rows: Sequence[int]) -> None:
         """Remove ``rows`` (positions in the buffer) once they were written or handed back."""
@@ -93,6 +94,7 @@ class _Buffer:
         self.partitions += newer.partitions
         self.futures += newer.futures
         self.nbytes += newer.nbytes
+        self.last = max(self.last, newer.last)
 
 
 class _SenderState:
@@ -224,6 +226,7 @@ class Producer:
             if cb is not None:
                 fut.add_done_callback(as_done_callback(cb))
         fut._waiter = self._waiter
+        now = time.monotonic()
         with self._lock:
             if self._closed:
                 raise RuntimeError("producer is closed")
@@ -231,8 +234,9 @@ class Producer:
                 self.transaction_manager.require(_IN_TXN, what="send")
             buf = self._buffers.get(topic)
             if buf is None:
-                buf = self._buffers[topic] = _Buffer(since=time.monotonic())
+                buf = self._buffers[topic] = _Buffer(since=now)
                 self._wake_sender()
+            buf.last = now
             buf.values.append(value)
             buf.keys.append(key)
             buf.headers.append(list(headers) if headers else None)
@@ -241,13 +245,25 @@ class Producer:
             buf.futures.append(fut)
             buf.nbytes += len(value or b"") + len(key or b"")
             full = len(buf.values) >= self.batch_records or buf.nbytes >= self.batch_bytes
+            lingered = (now - buf.since) * 1000 >= self.linger_ms
         if full:
             # Written here, not handed to the sender: a producer faster than the broker waits (back-pressure).
             with self._write_lock:
                 _, failure = self._write_topic(topic, only_if_full=True)
-            self._deliver()
-            if failure is not None:
-                raise failure
+        elif lingered and self._write_lock.acquire(blocking=False):
+            # While send() is being called, the sending thread writes lingered buffers itself (unless a write
+            # is under way): handing every write to the sender thread costs the GIL hand-offs of two busy
+            # threads (measured 4x slower, benchmarks/bench_producer_send.py). The sender covers the
+            # buffers nobody sends after (see _due).
+            try:
+                _, failure = self._write_topic(topic, only_if_lingered=True)
+            finally:
+                self._write_lock.release()
+        else:
+            return fut
+        self._deliver()
+        if failure is not None:
+            raise failure
         return fut
 
     # ------------------------------------------------------------------------------ writing
@@ -270,8 +286,9 @@ class Producer:
         return txn is None or txn.state is _IN_TXN
 
     def _due(self, now: float) -> tuple[list[str], float | None]:
-        """Topics whose buffer has lingered ``linger_ms``, and the seconds until the next one will have
-        (None: no buffer). Caller holds ``_lock``."""
+        """Topics whose buffer the sender writes now: nothing was sent to them for ``linger_ms`` (while
+        records keep coming, ``send()`` writes a buffer ``linger_ms`` after its first record itself), and
+        the seconds until the next one will be due (None: no buffer). Caller holds ``_lock``."""
         if not self._buffers:
             return [], None
         if not self._may_write():
@@ -279,7 +296,7 @@ class Producer:
         linger = self.linger_ms / 1000
         due, wait = [], None
         for topic, buf in self._buffers.items():
-            left = buf.since + linger - now
+            left = buf.last + linger - now
             if left <= 0:
                 due.append(topic)
             else:
@@ -290,7 +307,7 @@ class Producer:
         """The sender's write of lingered buffers; failures are kept for the next flush() or close()."""
         with self._write_lock:
             for topic in topics:
-                _, failure = self._write_topic(topic, only_if_due=True, background=True)
+                _, failure = self._write_topic(topic, only_if_idle=True, background=True)
                 if failure is not None:
                     log.warning("background write to %r failed: %s", topic, failure)
                     with self._lock:
@@ -329,7 +346,13 @@ class Producer:
                 fut._fire()
 
     def _write_topic(
-        self, topic: str, *, only_if_full: bool = False, only_if_due: bool = False, background: bool = False
+        self,
+        topic: str,
+        *,
+        only_if_full: bool = False,
+        only_if_lingered: bool = False,
+        only_if_idle: bool = False,
+        background: bool = False,
     ) -> tuple[list[ProduceResult], ProduceFailedError | None]:
         """Write ``topic``'s buffer (caller holds ``_write_lock``): returns the results and the failure,
         if any, after completing the records' futures. The buffer is detached while it is written, so
@@ -343,7 +366,9 @@ class Producer:
                 return [], None
             if only_if_full and len(buf.values) < self.batch_records and buf.nbytes < self.batch_bytes:
                 return [], None  # another thread wrote it meanwhile
-            if only_if_due and (time.monotonic() - buf.since) * 1000 < self.linger_ms:
+            if only_if_lingered and (time.monotonic() - buf.since) * 1000 < self.linger_ms:
+                return [], None
+            if only_if_idle and (time.monotonic() - buf.last) * 1000 < self.linger_ms:
                 return [], None
             if not self._may_write() and background:
                 return [], None
