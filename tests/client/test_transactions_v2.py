@@ -337,3 +337,195 @@ def test_version_1_against_kafka_3(legacy_kafka: Any) -> None:
         end_transaction(client, handle, commit=True)
         _wait_stable(client, topic)
         assert sorted(_values(client, topic, "read_committed")) == [b"handed-over", b"kept"]
+
+
+# ------------------------------------------------------------------ a scripted coordinator (no Kafka)
+_VERSIONS = {0: (3, 12), 3: (1, 12), 10: (0, 4), 18: (0, 3), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 28: (0, 5)}
+
+
+class _FeatureCoordinator:
+    """One broker that leads ``t``/0 and coordinates every transaction, finalizing ``transaction.version``
+    ``level`` in its ApiVersions answers (read at each new connection). EndTxn v5 answers the next producer id
+    and epoch from ``end_ids`` (popped), else the same id with the epoch plus one, as Kafka does."""
+
+    def __init__(self, level: int, end_ids: list[tuple[int, int]] | None = None) -> None:
+        from client_fakes import FakeKafkaBroker, read_request
+
+        outer = self
+        self.level = level
+        self.features_epoch = 1
+        self.end_ids = list(end_ids or [])
+        self.seen: list[tuple[int, int, Any]] = []  # (api key, version, request)
+
+        class Broker(FakeKafkaBroker):  # type: ignore[misc]
+            def _handle(self, conn: Any) -> None:
+                from kafkawire.protocol import ApiVersionsResponse, decode_request
+
+                while (req := read_request(conn)) is not None:
+                    header, request = decode_request(req[3])
+                    if header.api_key == 18:
+                        resp = ApiVersionsResponse(
+                            error_code=0,
+                            api_keys=[
+                                ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                                for k, (lo, hi) in sorted(_VERSIONS.items())
+                            ],
+                            finalized_features_epoch=outer.features_epoch,
+                            finalized_features=[
+                                ApiVersionsResponse.FinalizedFeatureKey(
+                                    name="transaction.version", max_version_level=outer.level, min_version_level=0
+                                )
+                            ],
+                        )
+                        conn.sendall(resp.encode(header.api_version, header.correlation_id))
+                        continue
+                    conn.sendall(outer.respond(header, request).encode(header.api_version, header.correlation_id))
+
+        self.server = Broker(None, _VERSIONS)
+        self.producer_id, self.epoch = 7, 3
+
+    def keys(self) -> list[tuple[int, int]]:
+        return [(k, v) for k, v, _r in self.seen]
+
+    def respond(self, header: Any, request: Any) -> Any:
+        import struct
+        import uuid
+
+        from kafkawire import protocol as p
+
+        key, version = header.api_key, header.api_version
+        self.seen.append((key, version, request))
+        port = self.server.port
+        if key == 3:
+            part = p.MetadataResponse.MetadataResponsePartition(
+                error_code=0, partition_index=0, leader_id=1, replica_nodes=[1], isr_nodes=[1]
+            )
+            topic = p.MetadataResponse.MetadataResponseTopic(
+                error_code=0, name="t", topic_id=uuid.UUID(int=0), partitions=[part]
+            )
+            return p.MetadataResponse(
+                brokers=[p.MetadataResponse.MetadataResponseBroker(node_id=1, host="127.0.0.1", port=port)],
+                cluster_id="fake",
+                controller_id=1,
+                topics=[topic] if request.topics is None or any(t.name == "t" for t in request.topics) else [],
+            )
+        if key == 10:
+            c = p.FindCoordinatorResponse.Coordinator(key="x", node_id=1, host="127.0.0.1", port=port, error_code=0)
+            return p.FindCoordinatorResponse(coordinators=[c])
+        if key == 22:
+            if request.producer_id >= 0:  # KIP-360 bump
+                self.epoch += 1
+            return p.InitProducerIdResponse(error_code=0, producer_id=self.producer_id, producer_epoch=self.epoch)
+        if key == 24:
+            results = [
+                p.AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult(
+                    name=t.name,
+                    results_by_partition=[
+                        p.AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult(
+                            partition_index=i, partition_error_code=0
+                        )
+                        for i in t.partitions
+                    ],
+                )
+                for t in request.v3_and_below_topics
+            ]
+            return p.AddPartitionsToTxnResponse(results_by_topic_v3_and_below=results)
+        if key == 25:
+            return p.AddOffsetsToTxnResponse(error_code=0)
+        if key == 28:
+            return p.TxnOffsetCommitResponse(
+                topics=[
+                    p.TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic(
+                        name=t.name,
+                        partitions=[
+                            p.TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition(
+                                partition_index=q.partition_index, error_code=0
+                            )
+                            for q in t.partitions
+                        ],
+                    )
+                    for t in request.topics
+                ]
+            )
+        if key == 0:
+            batch = bytes(request.topic_data[0].partition_data[0].records)
+            pid, epoch, seq = struct.unpack_from(">qhi", batch, 43)
+            assert (pid, epoch) == (self.producer_id, self.epoch), "a batch of a stale producer id or epoch"
+            return p.ProduceResponse(
+                responses=[
+                    p.ProduceResponse.TopicProduceResponse(
+                        name="t",
+                        partition_responses=[
+                            p.ProduceResponse.PartitionProduceResponse(index=0, error_code=0, base_offset=0)
+                        ],
+                    )
+                ]
+            )
+        if key == 26:
+            if version >= 5:
+                self.producer_id, self.epoch = (
+                    self.end_ids.pop(0) if self.end_ids else (self.producer_id, self.epoch + 1)
+                )
+                return p.EndTxnResponse(error_code=0, producer_id=self.producer_id, producer_epoch=self.epoch)
+            return p.EndTxnResponse(error_code=0)
+        raise AssertionError(f"unexpected request {key} v{version}")
+
+
+def _sequences(coord: _FeatureCoordinator) -> list[tuple[int, int, int, int]]:
+    """(Produce version, producer id, epoch, base sequence) of every batch the coordinator got."""
+    import struct
+
+    out = []
+    for key, version, request in coord.seen:
+        if key == 0:
+            batch = bytes(request.topic_data[0].partition_data[0].records)
+            out.append((version, *struct.unpack_from(">qhi", batch, 43)))
+    return out
+
+
+def test_end_txn_v5_hands_out_a_new_producer_id_when_the_epoch_runs_out() -> None:
+    """Epoch overflow under version 2 (KAFKA-18660): EndTxn v5 answers a new producer id with epoch 0; the
+    next transaction writes with it, its sequences from 0."""
+    coord = _FeatureCoordinator(level=2, end_ids=[(8, 0)])
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        txn = producer.transaction_manager
+        assert txn is not None and txn.transaction_v2
+        for n in range(2):
+            with producer.transaction():
+                producer.send("t", b"a", partition=0)
+                producer.send("t", b"b", partition=0)
+                producer.send_offsets_to_transaction({("t", 0): n}, "group")
+        assert (txn.producer_id, txn.producer_epoch) == (8, 1)
+    assert _sequences(coord) == [(12, 7, 3, 0), (12, 8, 0, 0)]
+    keys = coord.keys()
+    assert not any(k in (24, 25) for k, _v in keys)
+    assert [v for k, v in keys if k == 26] == [5, 5] and [v for k, v in keys if k == 28] == [5, 5]
+    assert [k for k, _v in keys].count(22) == 1
+
+
+def test_a_producer_moves_to_version_2_when_the_feature_appears() -> None:
+    """A cluster finalizing transaction.version 2 while the producer runs (kafka-features upgrade): the
+    transaction under way stays on version 1, then the producer bumps its epoch with InitProducerId (Java's
+    clientSideEpochBumpRequired) and speaks version 2 from the next transaction on."""
+    coord = _FeatureCoordinator(level=0)
+    with coord.server, Producer(coord.server.address, transactional_id="scripted", retry_backoff_ms=10) as producer:
+        producer.init_transactions(timeout_ms=10_000)
+        txn = producer.transaction_manager
+        assert txn is not None and not txn.transaction_v2
+        with producer.transaction():
+            producer.send("t", b"v1", partition=0)
+        coord.level, coord.features_epoch = 2, 2
+        for conn in producer.client.cluster.conns.values():
+            conn.close()  # the next connection's ApiVersions carries the new features
+        with producer.transaction():
+            producer.send("t", b"still-v1", partition=0)
+        assert txn.transaction_v2 and txn.producer_epoch == 4  # bumped by InitProducerId after the EndTxn
+        with producer.transaction():
+            producer.send("t", b"v2", partition=0)
+        assert txn.producer_epoch == 5  # bumped by EndTxn v5
+    assert _sequences(coord) == [(11, 7, 3, 0), (11, 7, 3, 1), (12, 7, 4, 0)]
+    ends = [v for k, v, _r in coord.seen if k == 26]
+    bumps = [(r.producer_id, r.producer_epoch) for k, _v, r in coord.seen if k == 22]
+    assert ends == [4, 4, 5] and bumps == [(-1, -1), (7, 3)]
+    assert [v for k, v, _r in coord.seen if k == 24] == [3, 3]
