@@ -1,6 +1,6 @@
 """The Spark job of ``test_exactly_once_cluster.py``: its own process, on ``local-cluster[2,1,1024]``.
 
-``python exactly_once_cluster_job.py BOOTSTRAP TOPIC ROWS EXACTLY_ONCE RUN MARKER``
+``python exactly_once_cluster_job.py BOOTSTRAP TOPIC ROWS EXACTLY_ONCE RUN MARKER KILL_MARKER``
 
 Writes ``ROWS`` distinct values ``b"<RUN>-<id>"`` (the values of ``tests/faults/ledger.Ledger(RUN).make``) in
 ``PARTITIONS`` tasks with ``df.write.format("kafkawire")`` to TOPIC, on two executors (separate JVMs with one
@@ -9,6 +9,13 @@ fails in the writer itself after half its rows were produced and acknowledged: a
 row at the half a partition the topic does not have (attempt 0 only), so the writer's produce of that
 group raises ``UnknownTopicOrPartitionError`` after every earlier group was sent synchronously (acks=all).
 The ``mapInArrow`` appends a line to MARKER when it injects; Spark retries the task (``spark.task.maxFailures``).
+
+The first attempt of task ``VICTIM_PARTITION`` (a later wave) is where the test kills an executor: once its
+``mapInArrow`` has passed on a bit more than half the task's rows it writes KILL_MARKER (its pid, and a value
+two Arrow batches back, which the writer has certainly been handed: the batches in between may still sit in
+buffers between the two Python workers) and then holds the task there until its executor dies. The test
+waits until that value is in the log (everything before it was produced too: the writer sends in order,
+synchronously), then SIGKILLs the executor JVM above that pid: a task killed half-way through its writes.
 
 Transactions get ``kafka.transaction.timeout.ms`` = 10 minutes: longer than the whole test, so nothing the
 test sees can come from the coordinator timing a transaction out; every open transaction of a failed or
@@ -21,7 +28,9 @@ executors) goes to stderr.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -32,11 +41,13 @@ from kafkawire.spark import session
 
 PARTITIONS = 8
 FAILING_PARTITION = 0
+VICTIM_PARTITION = 5
+HOLD_S = 180  # how long the victim waits to be killed before it goes on (then the test fails: no kill)
 TRANSACTION_TIMEOUT_MS = 600_000
 
 
 def main() -> None:
-    bootstrap, topic, rows, exactly_once, run, marker = sys.argv[1:7]
+    bootstrap, topic, rows, exactly_once, run, marker, kill_marker = sys.argv[1:8]
     rows_n = int(rows)
     spark = session(
         "local-cluster[2,1,1024]",  # two executor JVMs, one core each
@@ -52,9 +63,22 @@ def main() -> None:
     start = FAILING_PARTITION * per_task  # spark.range splits [0, rows) into equal contiguous slices
     fail_at = start + per_task // 2
 
+    def hold_until_killed(last_ids: list[int]) -> None:
+        tmp = f"{kill_marker}.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"pid": os.getpid(), "value": f"{run}-{last_ids[-3]}"}, f)
+        os.rename(tmp, kill_marker)  # the test never reads half a file
+        parent = os.getppid()
+        deadline = time.monotonic() + HOLD_S
+        while os.getppid() == parent and time.monotonic() < deadline:  # the daemon dies with its executor
+            time.sleep(0.2)
+
     def inject(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         ctx = TaskContext.get()
         armed = ctx.partitionId() == FAILING_PARTITION and ctx.attemptNumber() == 0
+        victim = ctx.partitionId() == VICTIM_PARTITION and ctx.attemptNumber() == 0
+        victim_start = VICTIM_PARTITION * per_task
+        last_ids: list[int] = []
         for batch in batches:
             ids = batch.column(0)
             n = batch.num_rows
@@ -66,6 +90,11 @@ def main() -> None:
                     with open(marker, "a") as f:
                         f.write(f"partition {ctx.partitionId()} attempt {ctx.attemptNumber()} id {fail_at}\n")
             yield pa.RecordBatch.from_arrays([batch.column(1), pa.array(parts, pa.int32())], ["value", "partition"])
+            if victim:
+                last_ids.append(ids[n - 1].as_py())
+                if len(last_ids) >= 3 and last_ids[-3] - victim_start + 1 >= per_task // 2:
+                    hold_until_killed(last_ids)
+                    victim = False
 
     df = (
         spark.range(0, rows_n, numPartitions=PARTITIONS)

@@ -30,12 +30,10 @@ from kafkawire.client import Client, Consumer
 
 JOB = Path(__file__).with_name("exactly_once_cluster_job.py")
 ROWS = 1_000_000
-PARTITIONS = 8  # the job's tasks (exactly_once_cluster_job.PARTITIONS)
-HALF_TASK = ROWS // PARTITIONS // 2  # what the failing attempt produced before it failed
+PARTITIONS = 8  # the job's tasks (exactly_once_cluster_job.PARTITIONS): task t writes ids [t * PER_TASK, ...)
+PER_TASK = ROWS // PARTITIONS
+FAILING_PARTITION, VICTIM_PARTITION = 0, 5  # as in exactly_once_cluster_job.py
 TOPIC_PARTITIONS = 3
-#: Kill an executor once this many records are in the log: past the injected failure (half of the first
-#: wave's task 0), with tasks of later waves still to run, so both executors are busy writing.
-KILL_AFTER = int(ROWS * 0.4)
 JOB_TIMEOUT_S = 400
 
 
@@ -48,65 +46,62 @@ class JobRun:
     wall_s: float
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (from /proc)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the comm field may hold spaces: split after ")"
-        if ppid == pid:
-            out.append(int(entry))
-    return out
-
-
-def _executors(root: int) -> list[tuple[int, str]]:
-    """Spark executor JVMs among the descendants of ``root`` (the job process): (pid, command line)."""
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        for child in _children(pid):
-            todo.append(child)
-            try:
-                with open(f"/proc/{child}/cmdline", "rb") as f:
-                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if "CoarseGrainedExecutorBackend" in cmd:
-                found.append((child, cmd))
-    return sorted(found)
+def _executor_of(pid: int) -> tuple[int, str]:
+    """The Spark executor JVM that ``pid`` (a Python worker) runs under: (pid, command line)."""
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        if "CoarseGrainedExecutorBackend" in cmd:
+            return pid, cmd
+        with open(f"/proc/{pid}/stat") as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the comm field may hold spaces: split after ")"
+    raise AssertionError("the victim task's Python worker is not under an executor JVM")
 
 
 def _log_end(client: Client, topic: str, isolation: str = "read_uncommitted") -> dict[int, int]:
     return {p: lo.offset for p, lo in client.list_offsets(topic, isolation=isolation).items()}
 
 
+class _LogTail:
+    """Reads a topic's log (read_uncommitted) incrementally, from the start, remembering nothing but whether
+    a value was seen."""
+
+    def __init__(self, client: Client, topic: str) -> None:
+        self.client, self.topic = client, topic
+        self.cursor = dict.fromkeys(range(TOPIC_PARTITIONS), 0)
+
+    def has(self, value: bytes) -> bool:
+        for p, end in _log_end(self.client, self.topic).items():
+            while self.cursor[p] < end:
+                cols = self.client.fetch(self.topic, p, self.cursor[p], max_bytes=8 << 20, max_wait_ms=100)
+                if value in cols.value.to_pylist():
+                    return True
+                self.cursor[p] = max(self.cursor[p], int(cols.next_offset))
+        return False
+
+
 def _run_job(bootstrap: str, topic: str, exactly_once: str, run: str, tmp: Path) -> JobRun:
-    """Start the job, SIGKILL one executor JVM once the failure was injected and ``KILL_AFTER`` records are
-    in the log, and wait for the job to finish."""
-    marker = tmp / f"{run}.failed"
+    """Start the job; once its victim task has written half its rows (the value it names is in the log),
+    SIGKILL the executor JVM running it; wait for the job to finish."""
+    marker, kill_marker = tmp / f"{run}.failed", tmp / f"{run}.kill"
     out, err = tmp / f"{run}.out", tmp / f"{run}.err"
     started = time.monotonic()
     with open(out, "w") as fo, open(err, "w") as fe, Client(bootstrap) as client:
         proc = subprocess.Popen(
-            [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once, run, str(marker)],
+            [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once, run, str(marker), str(kill_marker)],
             stdout=fo,
             stderr=fe,
         )
         killed = None
+        tail = _LogTail(client, topic)
         try:
             while proc.poll() is None:
                 assert time.monotonic() - started < JOB_TIMEOUT_S, f"job still running after {JOB_TIMEOUT_S} s"
-                if killed is None and marker.exists() and sum(_log_end(client, topic).values()) >= KILL_AFTER:
-                    executors = _executors(proc.pid)
-                    assert len(executors) == 2, executors
-                    os.kill(executors[0][0], signal.SIGKILL)
-                    killed = executors[0]
+                if killed is None and kill_marker.exists():
+                    victim = json.loads(kill_marker.read_text())
+                    if tail.has(victim["value"].encode()):
+                        killed = _executor_of(victim["pid"])
+                        os.kill(killed[0], signal.SIGKILL)
                 try:
                     proc.wait(timeout=0.5)
                 except subprocess.TimeoutExpired:
@@ -170,6 +165,12 @@ def _read_librdkafka(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
+def _extra_per_task(values: list[bytes]) -> Counter[int]:
+    """Per task (by the id in the value), how many more records than it has rows."""
+    per_task = Counter(int(v.rsplit(b"-", 1)[1]) // PER_TASK for v in values)
+    return Counter({t: c - PER_TASK for t, c in per_task.items()})
+
+
 def _ledger(run: str, values: list[bytes]) -> LedgerReport:
     ledger = Ledger(run)
     sent = ledger.make(ROWS)  # the job writes exactly these values: b"<run>-<id>" for id < ROWS
@@ -202,6 +203,11 @@ def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
         log_end = _log_end(c, topic)
         stable = _log_end(c, topic, "read_committed")
     raw = _read_kafkawire(bootstrap, topic, "read_uncommitted")
+    extra = _extra_per_task(raw)
+    # The failed attempt, and the attempt whose executor was killed, each wrote at least half their rows
+    # before their retries wrote them all again: those are in the log, aborted or duplicated.
+    assert extra[FAILING_PARTITION] >= PER_TASK // 2 and extra[VICTIM_PARTITION] >= PER_TASK // 2, extra
+    assert len(raw) == ROWS + sum(extra.values())
     if exactly_once == "true":
         # No transaction is left open: the failed and the killed attempts' transactions were aborted by
         # their retries (InitProducerId with the same transactional id), not by the coordinator's timeout.
@@ -210,17 +216,19 @@ def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
         librdkafka = _read_librdkafka(bootstrap, topic)
         report = _ledger(run, committed)
         print(
-            f"\nexactlyOnce=true: job {job.wall_s:.1f} s; log {len(raw)} records ({len(raw) - ROWS} aborted); "
+            f"\nexactlyOnce=true: job {job.wall_s:.1f} s; log {len(raw)} records ({dict(extra)} aborted per task); "
             f"read_committed kafkawire {len(committed)} ({len(set(committed))} distinct), librdkafka "
             f"{len(librdkafka)} ({len(set(librdkafka))} distinct); ledger {report}"
         )
-        assert len(raw) >= ROWS + HALF_TASK  # the failed attempt's half reached the log ...
-        assert len(committed) == ROWS and len(set(committed)) == ROWS  # ... and no reader sees it
+        assert len(committed) == ROWS and len(set(committed)) == ROWS  # no reader sees the aborted ones
         assert len(librdkafka) == ROWS and len(set(librdkafka)) == ROWS
         assert Counter(librdkafka) == Counter(committed)
         assert (report.read_back, report.lost, report.duplicated, report.unexpected) == (ROWS, 0, 0, 0)
     else:
         report = _ledger(run, raw)
-        print(f"\nexactlyOnce=false: job {job.wall_s:.1f} s; log {len(raw)} records; ledger {report}")
+        print(
+            f"\nexactlyOnce=false: job {job.wall_s:.1f} s; log {len(raw)} records ({dict(extra)} extra per task); "
+            f"ledger {report}"
+        )
         assert (report.read_back, report.lost, report.unexpected) == (ROWS, 0, 0)
-        assert report.duplicated >= HALF_TASK  # at-least-once: the failed attempt's half is there twice
+        assert report.duplicated == sum(extra.values()) >= PER_TASK  # at-least-once: both halves twice
