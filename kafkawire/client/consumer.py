@@ -19,6 +19,7 @@ can make it overrun. The consumer uses only the public :class:`~kafkawire.client
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -610,6 +611,20 @@ class Consumer:
         return {tp: c.offset for tp, c in found.items()}
 
     # ----------------------------------------------------------------------------------------- poll
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any) -> Consumer:
+        """A consumer configured with the Java consumer's property names, from a mapping or a ``.properties``
+        file: ``bootstrap.servers``, ``group.id``, ``group.protocol``, ``group.instance.id``,
+        ``partition.assignment.strategy`` (Java class names or short names), ``session.timeout.ms``,
+        ``heartbeat.interval.ms``, ``max.poll.interval.ms``, ``enable.auto.commit``, ``auto.offset.reset``,
+        ``isolation.level``, ``fetch.max.wait.ms``, ``client.id``, ... and the connection and security
+        properties of :meth:`Client.from_properties`; see
+        :func:`kafkawire.client.config.consumer_kwargs_from_properties`. ``overrides`` are keyword arguments
+        that win."""
+        from .config import consumer_kwargs_from_properties
+
+        return cls(**{**consumer_kwargs_from_properties(properties), **overrides})
+
     def poll(self, timeout_ms: float = 1_000) -> dict[TopicPartition, RecordColumns]:
         """Records that arrived, per partition, waiting up to ``timeout_ms`` for some.
 

@@ -36,6 +36,7 @@ offsets) must be followed by ``abort_transaction()``.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -192,6 +193,20 @@ class Producer:
         self.transaction_manager: TransactionManager | None = (
             None if transactional_id is None else TransactionManager(transactional_id, transaction_timeout_ms)
         )
+
+    @classmethod
+    def from_properties(
+        cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any
+    ) -> Producer:
+        """A producer configured with the Java producer's property names, from a mapping or a
+        ``.properties`` file: ``bootstrap.servers``, ``acks``, ``enable.idempotence``, ``linger.ms``,
+        ``batch.size``, ``compression.type``, ``delivery.timeout.ms``, ``transactional.id``,
+        ``transaction.timeout.ms``, ``client.id`` and the connection and security properties of
+        :meth:`Client.from_properties`; see :func:`kafkawire.client.config.producer_kwargs_from_properties`.
+        ``overrides`` are keyword arguments that win."""
+        from .config import producer_kwargs_from_properties
+
+        return cls(**{**producer_kwargs_from_properties(properties), **overrides})
 
     def send(
         self,
