@@ -22,12 +22,13 @@ from ..protocol import (
     ListGroupsRequest,
     OffsetFetchRequest,
 )
-from ..protocol.errors import GroupIdNotFoundError, UnknownTopicOrPartitionError
+from ..protocol.errors import CoordinatorLoadInProgressError, GroupIdNotFoundError, UnknownTopicOrPartitionError
 from . import offsets as _offsets
 from .admin_types import GroupDescription, GroupListing, GroupOffset, MemberDescription
 from .cluster import Cluster, broker_error
 from .deadline import Deadline
 from .group import decode_assignment
+from .retry import is_retriable
 
 __all__ = [
     "list_groups",
@@ -90,21 +91,90 @@ def list_groups(
 
 
 def describe_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str]) -> dict[str, GroupDescription]:
-    """See :meth:`kafkawire.admin.Admin.describe_groups`."""
+    """See :meth:`kafkawire.admin.Admin.describe_groups`.
+
+    One DescribeGroups per coordinator for all of its groups (Java's ``Admin.describeConsumerGroups`` batches
+    the same way), then one ConsumerGroupDescribe per coordinator for the groups DescribeGroups calls "not a
+    classic group" (KIP-848 groups: Kafka 4 answers GROUP_ID_NOT_FOUND for them)."""
+    wanted = list(dict.fromkeys(groups))
+    classic = _per_coordinator(cluster, deadline, wanted, _describe_classic, "describe groups")
     out: dict[str, GroupDescription] = {}
-    for group in groups:
-        out[group] = _describe_group(cluster, deadline, group)
+    not_classic: dict[str, BaseException] = {}
+    for group in wanted:
+        got = classic[group]
+        if isinstance(got, GroupIdNotFoundError):
+            not_classic[group] = got
+        elif isinstance(got, BaseException):
+            raise got
+        else:
+            out[group] = got
+    if not_classic:
+        modern = _per_coordinator(cluster, deadline, list(not_classic), _describe_modern, "describe consumer groups")
+        for group, classic_error in not_classic.items():
+            got = modern[group]
+            if got is None or isinstance(got, BaseException):
+                # Neither protocol knows it (ConsumerGroupDescribe's own GROUP_ID_NOT_FOUND, or a coordinator
+                # without the API): DescribeGroups' error says so.
+                if got is not None and not isinstance(got, GroupIdNotFoundError):
+                    raise got
+                raise classic_error
+            out[group] = got
+    return {g: out[g] for g in wanted}
+
+
+def _per_coordinator(cluster: Cluster, deadline: Deadline, groups: list[str], ask: Any, what: str) -> dict[str, Any]:
+    """``ask(conn, names, deadline) -> {group: result or broker error}`` once per coordinator for its groups,
+    until every group has a result or a non-retriable error: groups answered NOT_COORDINATOR (or whose
+    connection broke) are looked up again and asked again, COORDINATOR_LOAD_IN_PROGRESS asked again, until
+    the deadline."""
+    out: dict[str, Any] = {}
+    stale: set[str] = set()
+    if not groups:
+        return out
+
+    def attempt(d: Deadline) -> None:
+        by_node: dict[int, tuple[Any, list[str]]] = {}
+        for group in groups:
+            if group not in out:
+                conn = cluster.coordinator(group, d, refresh=group in stale)
+                by_node.setdefault(conn.node_id, (conn, []))[1].append(group)
+        stale.clear()
+        retry: BaseException | None = None
+        for conn, names in by_node.values():
+            try:
+                answers = ask(conn, names, d)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                stale.update(names)
+                retry = retry or e
+                continue
+            for group, got in answers.items():
+                if isinstance(got, BaseException) and is_retriable(got):
+                    if not isinstance(got, CoordinatorLoadInProgressError):
+                        stale.add(group)  # NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE: it moved
+                    retry = retry or got
+                else:
+                    out[group] = got
+        if retry is not None:
+            for group in stale:
+                cluster.forget_coordinator(group)
+            raise retry
+
+    more = f" and {len(groups) - 1} more" if len(groups) > 1 else ""
+    cluster.call(deadline, attempt, what=f"{what} {groups[0]!r}{more}")
     return out
 
 
-def _describe_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDescription:
-    def attempt(d: Deadline, conn: Any) -> GroupDescription:
-        version = conn.version_for(DescribeGroupsRequest)
-        resp = conn.request(DescribeGroupsRequest(groups=[group]), version, deadline=d)
-        g = resp.groups[0]
-        err = broker_error(g.error_code, getattr(g, "error_message", None), f"describe group {group!r}")
+def _describe_classic(conn: Any, names: list[str], d: Deadline) -> dict[str, Any]:
+    version = conn.version_for(DescribeGroupsRequest)
+    resp = conn.request(DescribeGroupsRequest(groups=names), version, deadline=d)
+    out: dict[str, Any] = {}
+    for g in resp.groups:
+        err = broker_error(g.error_code, getattr(g, "error_message", None), f"describe group {g.group_id!r}")
         if err is not None:
-            raise err
+            out[g.group_id] = err
+            continue
         members = []
         for m in g.members:
             assignment: dict[str, list[int]] = {}
@@ -123,36 +193,24 @@ def _describe_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDe
                     bytes(m.member_assignment or b""),
                 )
             )
-        return GroupDescription(
+        out[g.group_id] = GroupDescription(
             g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, conn.node_id
         )
-
-    try:
-        return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe group {group!r}")
-    except GroupIdNotFoundError as classic_error:
-        # Kafka 4 answers DescribeGroups for a group of the new consumer protocol (KIP-848) with
-        # GROUP_ID_NOT_FOUND ("not a classic group"): ask ConsumerGroupDescribe, as Java's admin does.
-        try:
-            described = _describe_consumer_group(cluster, deadline, group)
-        except GroupIdNotFoundError:
-            raise classic_error from None
-        if described is None:
-            raise classic_error
-        return described
+    return out
 
 
-def _describe_consumer_group(cluster: Cluster, deadline: Deadline, group: str) -> GroupDescription | None:
-    """A KIP-848 group through ConsumerGroupDescribe (None when the coordinator does not speak it)."""
-
-    def attempt(d: Deadline, conn: Any) -> GroupDescription | None:
-        version = conn.versions.get(ConsumerGroupDescribeRequest) if conn.versions is not None else None
-        if version is None:
-            return None
-        resp = conn.request(ConsumerGroupDescribeRequest(group_ids=[group]), version, deadline=d)
-        g = resp.groups[0]
-        err = broker_error(g.error_code, g.error_message, f"describe consumer group {group!r}")
+def _describe_modern(conn: Any, names: list[str], d: Deadline) -> dict[str, Any]:
+    """KIP-848 groups through ConsumerGroupDescribe (None each when the coordinator does not speak it)."""
+    version = conn.versions.get(ConsumerGroupDescribeRequest) if conn.versions is not None else None
+    if version is None:
+        return dict.fromkeys(names)
+    resp = conn.request(ConsumerGroupDescribeRequest(group_ids=names), version, deadline=d)
+    out: dict[str, Any] = {}
+    for g in resp.groups:
+        err = broker_error(g.error_code, g.error_message, f"describe consumer group {g.group_id!r}")
         if err is not None:
-            raise err
+            out[g.group_id] = err
+            continue
         members = [
             MemberDescription(
                 m.member_id,
@@ -163,11 +221,10 @@ def _describe_consumer_group(cluster: Cluster, deadline: Deadline, group: str) -
             )
             for m in g.members
         ]
-        return GroupDescription(
+        out[g.group_id] = GroupDescription(
             g.group_id, g.group_state, "consumer", g.assignor_name, members, conn.node_id, type="consumer"
         )
-
-    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"describe consumer group {group!r}")
+    return out
 
 
 def delete_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str], *, missing_ok: bool = False) -> None:
@@ -293,7 +350,7 @@ def reset_group_offsets(
     if isinstance(to, str) and to not in ("earliest", "latest"):
         raise ValueError(f"to must be 'earliest', 'latest' or an offset, not {to!r}")
     try:
-        state = _describe_group(cluster, deadline, group)
+        state = describe_groups(cluster, deadline, [group])[group]
     except GroupIdNotFoundError:
         state = None  # nobody ever used it: offsets can be set (the group is created empty)
     if state is not None and state.state not in ("Empty", "Dead"):
