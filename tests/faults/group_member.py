@@ -6,7 +6,8 @@
 
 At-least-once: auto-commit is off; after each poll the member "processes" the records (appends them to
 its log, flushed, then waits ``len/rate`` seconds: the processing time), then commits the offsets after
-them. A line "exit" on stdin (or stdin closing) makes it close the consumer (commit, leave) and exit.
+every record processed and not committed yet (also in ``on_partitions_revoked``, for those partitions).
+A line "exit" on stdin (or stdin closing) makes it close the consumer (leave the group) and exit.
 
 The log (:mod:`faults.group_log` reads it) has one line per event, ``<kind> <wall ms> ...``:
 
@@ -58,12 +59,20 @@ class Log:
             self.f.flush()
 
 
-class Recorder(ConsumerRebalanceListener):
-    """Logs every assignment change with what the member owns afterwards."""
+class Member(ConsumerRebalanceListener):
+    """The processing loop's state: offsets processed but not committed yet, and what the member owns.
+
+    Every assignment change is logged with what the member owns afterwards. Processed offsets are
+    committed after each poll (with or without new records: a refused commit is tried again) and, as the
+    Java client's documentation advises, in ``on_partitions_revoked`` for the partitions given up;
+    partitions lost (fenced) are dropped uncommitted.
+    """
 
     def __init__(self, log: Log) -> None:
         self.log = log
         self.owned: set[int] = set()
+        self.pending: dict[TP, int] = {}
+        self.consumer: Consumer | None = None
 
     def _event(self, kind: str, partitions: list[TP]) -> None:
         ps = {p for _, p in partitions}
@@ -73,13 +82,34 @@ class Recorder(ConsumerRebalanceListener):
             self.owned -= ps
         self.log.write(f"{kind} {_ms()} {_ints(sorted(ps))} | {_ints(sorted(self.owned))}")
 
+    def commit(self, partitions: set[TP] | None = None) -> None:
+        todo = {tp: o for tp, o in self.pending.items() if partitions is None or tp in partitions}
+        if not todo or self.consumer is None:
+            return
+        text = ",".join(f"{tp[1]}:{o}" for tp, o in sorted(todo.items()))
+        try:
+            self.consumer.commit(todo)
+        except (CommitFailedError, KafkaWireError) as e:
+            # Not committed (or not known to be): these records may come again to the next owner.
+            self.log.write(f"F {_ms()} {text} {type(e).__name__}")
+            return
+        self.log.write(f"C {_ms()} {text}")
+        for tp, o in todo.items():
+            if self.pending.get(tp) == o:
+                del self.pending[tp]
+
     def on_partitions_assigned(self, partitions: list[TP]) -> None:
         self._event("A", partitions)
 
     def on_partitions_revoked(self, partitions: list[TP]) -> None:
+        self.commit(set(partitions))
+        for tp in partitions:
+            self.pending.pop(tp, None)
         self._event("V", partitions)
 
     def on_partitions_lost(self, partitions: list[TP]) -> None:
+        for tp in partitions:
+            self.pending.pop(tp, None)
         self._event("L", partitions)
 
 
@@ -107,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
                 break
         stop.set()
 
-    recorder = Recorder(log)
+    member = Member(log)
     consumer = Consumer(
         args.bootstrap,
         group_id=args.group,
@@ -123,17 +153,15 @@ def main(argv: list[str] | None = None) -> None:
         max_bytes=args.max_bytes,
         partition_max_bytes=args.max_bytes,
         max_wait_ms=100,
-        listener=recorder,
+        listener=member,
     )
+    member.consumer = consumer
     consumer.subscribe([args.topic])
     log.write(f"S {_ms()} {args.name}")
     threading.Thread(target=read_stdin, daemon=True).start()
     try:
         while not stop.is_set():
             batch = consumer.poll(200)
-            if not batch:
-                continue
-            todo: dict[TP, int] = {}
             n = 0
             now = _ms()
             for tp, cols in batch.items():
@@ -142,17 +170,12 @@ def main(argv: list[str] | None = None) -> None:
                 # The values are 8-byte big-endian sequence numbers, packed back to back.
                 seq = vals.data[vals.offsets[0] : vals.offsets[-1]].view(">i8")
                 log.write(f"R {now} {tp[1]} {int(offs[0])} {int(offs[-1])} {_ints(seq.tolist())}", flush=False)
-                todo[tp] = int(offs[-1]) + 1
+                member.pending[tp] = int(offs[-1]) + 1
                 n += len(offs)
             log.f.flush()
-            if args.rate > 0:
+            if args.rate > 0 and n:
                 time.sleep(n / args.rate)  # the processing time of these records
-            try:
-                consumer.commit(todo)
-                log.write(f"C {_ms()} {','.join(f'{tp[1]}:{o}' for tp, o in sorted(todo.items()))}")
-            except (CommitFailedError, KafkaWireError) as e:
-                # Not committed (or not known to be): these records may come again to the next owner.
-                log.write(f"F {_ms()} {','.join(f'{tp[1]}:{o}' for tp, o in sorted(todo.items()))} {type(e).__name__}")
+            member.commit()
     finally:
         consumer.close()
         log.write(f"E {_ms()}")

@@ -6,7 +6,8 @@
 //               [--heartbeat-ms MS] [--max-poll-records N]
 //
 // At-least-once: enable.auto.commit=false; after each poll the records are logged (flushed), "processed"
-// (len/rate seconds), then committed with commitSync(offsets). A line "exit" on stdin, or stdin closing,
+// (len/rate seconds), then every processed offset not committed yet is committed with commitSync(offsets)
+// (and in onPartitionsRevoked, for those partitions). A line "exit" on stdin, or stdin closing,
 // closes the consumer (leaving the group) and exits. Values are 8-byte big-endian sequence numbers.
 
 import java.io.BufferedReader;
@@ -40,6 +41,34 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 public final class GroupMember {
     private static Writer log;
     private static final TreeSet<Integer> owned = new TreeSet<>();
+    // Offsets after every record processed and not committed yet.
+    private static final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
+    private static KafkaConsumer<byte[], byte[]> consumer;
+
+    // Commits what is pending (of ``only``, when given); logs C, or F with the exception's class.
+    static void commit(Collection<TopicPartition> only) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> todo = new HashMap<>();
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : pending.entrySet()) {
+            if (only == null || only.contains(e.getKey())) todo.put(e.getKey(), e.getValue());
+        }
+        if (todo.isEmpty()) return;
+        try {
+            try {
+                consumer.commitSync(todo);
+            } catch (WakeupException e) {
+                // "exit" arrived during the commit: the wakeup is spent, so the second try completes.
+                consumer.commitSync(todo);
+            }
+        } catch (KafkaException e) {
+            // Not committed: these records may come again to the next owner (at least once).
+            write("F " + System.currentTimeMillis() + " " + offsets(todo) + " " + e.getClass().getSimpleName());
+            return;
+        }
+        write("C " + System.currentTimeMillis() + " " + offsets(todo));
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : todo.entrySet()) {
+            if (e.getValue().equals(pending.get(e.getKey()))) pending.remove(e.getKey());
+        }
+    }
 
     static synchronized void write(String line) throws Exception {
         log.write(line);
@@ -107,7 +136,7 @@ public final class GroupMember {
         }
 
         AtomicBoolean stop = new AtomicBoolean(false);
-        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
+        consumer = new KafkaConsumer<>(p);
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
@@ -118,9 +147,21 @@ public final class GroupMember {
         }, "stdin");
         reader.setDaemon(true);
         consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
-            @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) { event("V", tps); }
+            // As Java's documentation advises: commit what was processed of the partitions given up.
+            @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+                try {
+                    commit(tps);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+                for (TopicPartition tp : tps) pending.remove(tp);
+                event("V", tps);
+            }
             @Override public void onPartitionsAssigned(Collection<TopicPartition> tps) { event("A", tps); }
-            @Override public void onPartitionsLost(Collection<TopicPartition> tps) { event("L", tps); }
+            @Override public void onPartitionsLost(Collection<TopicPartition> tps) {
+                for (TopicPartition tp : tps) pending.remove(tp);
+                event("L", tps);
+            }
         });
         write("S " + System.currentTimeMillis() + " " + opts.getOrDefault("name", "java"));
         reader.start();
@@ -132,9 +173,7 @@ public final class GroupMember {
                 } catch (WakeupException e) {
                     break;
                 }
-                if (batch.isEmpty()) continue;
                 long now = System.currentTimeMillis();
-                Map<TopicPartition, OffsetAndMetadata> todo = new HashMap<>();
                 StringBuilder out = new StringBuilder();
                 for (TopicPartition tp : batch.partitions()) {
                     List<ConsumerRecord<byte[], byte[]>> rs = batch.records(tp);
@@ -144,25 +183,14 @@ public final class GroupMember {
                         out.append(i == 0 ? "" : ",").append(ByteBuffer.wrap(rs.get(i).value()).getLong());
                     }
                     out.append('\n');
-                    todo.put(tp, new OffsetAndMetadata(rs.get(rs.size() - 1).offset() + 1));
+                    pending.put(tp, new OffsetAndMetadata(rs.get(rs.size() - 1).offset() + 1));
                 }
                 synchronized (GroupMember.class) {
                     log.write(out.toString());
                     log.flush();
                 }
-                if (rate > 0) Thread.sleep((long) (batch.count() * 1000.0 / rate));
-                try {
-                    consumer.commitSync(todo);
-                    write("C " + System.currentTimeMillis() + " " + offsets(todo));
-                } catch (WakeupException e) {
-                    // "exit" arrived during the commit: the wakeup is spent, so the second try completes.
-                    consumer.commitSync(todo);
-                    write("C " + System.currentTimeMillis() + " " + offsets(todo));
-                    break;
-                } catch (KafkaException e) {
-                    // Not committed: these records may come again to the next owner (at least once).
-                    write("F " + System.currentTimeMillis() + " " + offsets(todo) + " " + e.getClass().getSimpleName());
-                }
+                if (rate > 0 && batch.count() > 0) Thread.sleep((long) (batch.count() * 1000.0 / rate));
+                commit(null);
             }
         } finally {
             consumer.close();  // leaves the group: the others rebalance at once
