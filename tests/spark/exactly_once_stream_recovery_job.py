@@ -28,6 +28,7 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from kafkawire.spark import session
@@ -96,6 +97,7 @@ class FaultyKafkaWire(KafkaWireDataSource):
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    started = time.monotonic()
     spark = session(
         "local[2]",
         app_name="kafkawire-exactly-once-recovery",
@@ -103,6 +105,7 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(FaultyKafkaWire)
+    print(json.dumps({"session_s": round(time.monotonic() - started, 1)}), flush=True)
     fault = cfg.get("fault") or {}
     stream = (
         spark.readStream.format("kafkawire")
@@ -132,8 +135,17 @@ def main() -> None:
     query.awaitTermination(300)
     if query.exception() is not None:
         raise RuntimeError(f"query failed: {query.exception()}")
-    progress = query.lastProgress or {}
-    print(json.dumps({"done": True, "last_batch": progress.get("batchId")}), flush=True)
+    progress = query.recentProgress
+    print(
+        json.dumps(
+            {
+                "done": True,
+                "last_batch": progress[-1]["batchId"] if progress else None,
+                "batch_ms": {p["batchId"]: p["durationMs"].get("triggerExecution") for p in progress},
+            }
+        ),
+        flush=True,
+    )
     spark.stop()
 
 

@@ -7,7 +7,7 @@ coordinator from the session's ``kafka_broker``). A test-only data source subcla
 the whole driver (Python process, JVM, Python workers) at one point of micro-batch K's commit:
 
 * ``before``: every task's transaction is written and open, none committed (Kafka window 1 of the issue);
-* ``partial``: the first task's transaction committed, the others open (the driver died between EndTxn calls);
+* ``partial``: the first task's transaction committed, the other open (the driver died between EndTxn calls);
 * ``after``: all committed, but Spark had not yet recorded the batch in ``commits/`` (window 2).
 
 In each case the checkpoint holds batch K in ``offsets/`` but not in ``commits/``, so the restarted query
@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 from faults.ledger import Ledger, LedgerReport
 
-from kafkawire.client import Client, Consumer, TopicPartition
+from kafkawire.client import Client, Consumer
 
 JOB = Path(__file__).with_name("exactly_once_stream_recovery_job.py")
-IN_PARTITIONS = 4
+IN_PARTITIONS = 2  # two tasks per micro-batch: both run at once on local[2]
 OUT_PARTITIONS = 3
 PER_TRIGGER = 1_000  # records per micro-batch: ROWS / PER_TRIGGER batches, each with one task per input partition
 
@@ -52,7 +52,7 @@ class Run:
         self.values = self.ledger.make(rows)
         with Client(bootstrap) as c:
             c.create_topics({self.source: IN_PARTITIONS, self.topic: OUT_PARTITIONS})
-            for part in range(IN_PARTITIONS):  # values[i] goes to partition i % 4, in order: offset i // 4
+            for part in range(IN_PARTITIONS):  # values[i] goes to partition i % 2, in order: offset i // 2
                 c.produce(self.source, self.values[part::IN_PARTITIONS], partition=part)
         self.ledger.acknowledged(self.values)
 
@@ -76,15 +76,16 @@ class Run:
             start_new_session=True,  # its own process group: the hook kills the group, not pytest
         )
         took = time.monotonic() - started
+        said = {k: v for line in proc.stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
         if fault is None:
             assert proc.returncode == 0, proc.stderr[-4000:]
-            (done,) = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-            print(f"\n  driver ran to the end in {took:.0f} s: {done}")
-            return done
+            assert said.get("done"), proc.stdout[-4000:]
+            print(f"\n  driver ran to the end in {took:.0f} s: {said}")
+            return said
         assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-4000:])
         injected = [json.loads(line) for line in self.report.read_text().splitlines()]
         assert injected[-1]["window"] == fault["window"] and injected[-1]["batch"] == fault["batch"], injected
-        print(f"\n  driver killed after {took:.0f} s: {injected[-1]}")
+        print(f"\n  driver killed after {took:.0f} s (session start {said.get('session_s')} s): {injected[-1]}")
         return injected[-1]
 
     # --- the checkpoint
@@ -96,8 +97,8 @@ class Run:
         return {int(p): int(o) for p, o in ends.items()}
 
     def rows_through(self, batch: int) -> set[bytes]:
-        """The input values of micro-batches 0..``batch``."""
-        ends = self.batch_end(batch)
+        """The input values of micro-batches 0..``batch`` (none for -1)."""
+        ends = self.batch_end(batch) if batch >= 0 else {}
         return {v for i, v in enumerate(self.values) if i // IN_PARTITIONS < ends.get(i % IN_PARTITIONS, 0)}
 
     def assert_pending(self, batch: int) -> None:
@@ -108,9 +109,14 @@ class Run:
 
     # --- reading the output
 
+    def in_log(self) -> int:
+        """Records in the output topic's log, committed or not (transaction markers included)."""
+        with Client(self.bootstrap) as c:
+            return sum(o.offset for o in c.list_offsets(self.topic).values())
+
     def read_committed(self) -> list[bytes]:
         """Every value of the output topic a read_committed kafkawire Consumer sees, up to the last stable offset."""
-        tps = [TopicPartition(self.topic, p) for p in range(OUT_PARTITIONS)]
+        tps = [(self.topic, p) for p in range(OUT_PARTITIONS)]
         with Client(self.bootstrap) as c:
             lso = {p: o.offset for p, o in c.list_offsets(self.topic, isolation="read_committed").items()}
         out: list[bytes] = []
@@ -118,7 +124,7 @@ class Run:
             consumer.assign(tps)
             consumer.seek_to_beginning(tps)
             deadline = time.monotonic() + 60
-            while any(consumer.position(tp) < lso[tp.partition] for tp in tps):
+            while any(consumer.position(tp) < lso[tp[1]] for tp in tps):
                 assert time.monotonic() < deadline, {tp: consumer.position(tp) for tp in tps}
                 for cols in consumer.poll(500).values():
                     out += [bytes(r.value) for r in cols]
@@ -172,40 +178,41 @@ def _assert_once(values: list[bytes], expected: set[bytes]) -> None:
 
 @pytest.mark.slow
 def test_a_driver_killed_in_each_commit_window_leaves_each_row_once(kafka_broker: Any, tmp_path: Path) -> None:
-    """One query, 5 micro-batches of 4 tasks; its driver is killed in batch 1 before the commit, in batch 2
-    after the first of four EndTxn calls, in batch 3 after all of them; each restart re-runs the batch."""
-    run = Run(kafka_broker.bootstrap, tmp_path, rows=5 * PER_TRIGGER, exactly_once=True)
+    """One query, 4 micro-batches of 2 tasks; its driver is killed in batch 0 before the commit, in batch 1
+    after the first of two EndTxn calls, in batch 2 after both; each restart re-runs the batch it died in."""
+    run = Run(kafka_broker.bootstrap, tmp_path, rows=4 * PER_TRIGGER, exactly_once=True)
 
     # Window 1: transactions written and open; the restart's tasks abort them (same transactional ids) and
     # write the batch again.
-    hit = run.drive({"window": "before", "batch": 1})
+    hit = run.drive({"window": "before", "batch": 0})
     assert hit["transactions"] == IN_PARTITIONS
-    run.assert_pending(1)
-    _assert_once(run.read_committed(), run.rows_through(0))  # batch 1's open transactions show nothing
+    run.assert_pending(0)
+    assert run.in_log() >= PER_TRIGGER  # batch 0's rows are in the log ...
+    assert run.read_committed() == []  # ... and invisible
 
     # Between EndTxn calls: one task's rows visible; the restart's task with the marker skips them, the
-    # others abort theirs and write again.
-    hit = run.drive({"window": "partial", "batch": 2})
+    # other aborts its transaction and writes again.
+    hit = run.drive({"window": "partial", "batch": 1})
     assert hit["transactions"] == IN_PARTITIONS and hit["committed"] == 1
-    run.assert_pending(2)
+    run.assert_pending(1)
     seen = run.read_committed()
-    assert len(seen) == len(set(seen)) and run.rows_through(1) <= set(seen) <= run.rows_through(2)
+    assert len(seen) == len(set(seen)) and run.rows_through(0) <= set(seen) <= run.rows_through(1)
 
     # Window 2: every transaction committed, Spark's commits/ log not written; the restart writes nothing.
-    hit = run.drive({"window": "after", "batch": 3})
+    hit = run.drive({"window": "after", "batch": 2})
     assert hit["committed"] == IN_PARTITIONS
-    run.assert_pending(3)
-    _assert_once(run.read_committed(), run.rows_through(3))
+    run.assert_pending(2)
+    _assert_once(run.read_committed(), run.rows_through(2))
 
-    done = run.drive(None)  # re-runs batch 3 (nothing written), then batch 4
-    assert done["last_batch"] == 4 and (run.checkpoint / "commits" / "4").exists()
+    done = run.drive(None)  # re-runs batch 2 (nothing written), then batch 3
+    assert done["last_batch"] == 3 and (run.checkpoint / "commits" / "3").exists()
     for reader, values in (
         ("kafkawire", run.read_committed()),
         ("librdkafka", run.read_committed_librdkafka()),
     ):
         report = run.count(values)
         print(f"  exactlyOnce, read_committed via {reader}: {report}")
-        assert report.read_back == report.sent == 5 * PER_TRIGGER
+        assert report.read_back == report.sent == 4 * PER_TRIGGER
         assert report.lost == report.duplicated == report.unexpected == 0
 
 
@@ -218,7 +225,7 @@ def test_without_exactly_once_a_driver_killed_after_the_writes_duplicates_the_ba
     run.drive({"window": "after", "batch": 1})
     run.assert_pending(1)
     _assert_once(run.read_committed(), run.rows_through(1))
-    run.drive(None)
+    run.drive(None)  # re-runs batch 1
     report = run.count(run.read_committed())
     print(f"  at-least-once, read_committed via kafkawire: {report}")
     assert report.read_back == report.sent and report.lost == report.unexpected == 0
