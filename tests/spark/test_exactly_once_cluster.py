@@ -1,13 +1,14 @@
 """``exactlyOnce`` writes (issue 14) at scale on Apache Kafka: a Spark job on ``local-cluster[2,1,1024]``
 (two executor JVMs) writes 1M distinct rows while the first attempt of one task fails after producing half
-its rows and one executor JVM is SIGKILLed mid-job.
+its rows, and the executor JVM of another task is SIGKILLed when that task has produced half of its rows.
 
 With ``exactlyOnce=true`` read_committed readers (kafkawire's ``Consumer`` and librdkafka) see each row
 exactly once, and no transaction is left open when the job returns (the last stable offset is the log end:
 the failed and killed attempts' transactions were aborted by their retries' InitProducerId, not by the
-coordinator's timeout, which the job sets to 10 minutes). Without the option the same job leaves
-duplicates (so the test can fail). The job runs in its own process (``exactly_once_cluster_job.py``); this
-test watches the topic and kills an executor while tasks are writing.
+coordinator's timeout, which the job sets to 10 minutes). The same write without the option (run next, in
+the same Spark application, with the same failure and kill) leaves both halves duplicated, so the test can
+fail. The job runs in its own process (``exactly_once_cluster_job.py``); this test watches the topics and
+kills the executors.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ JOB_TIMEOUT_S = 400
 
 
 @dataclass
-class JobRun:
-    rc: int
-    stdout: str
-    stderr: str
-    killed: tuple[int, str] | None  # (pid, command line) of the executor JVM that was SIGKILLed
-    wall_s: float
+class Write:
+    """One write of the job, as the test saw it."""
+
+    topic: str
+    exactly_once: str
+    done: dict[str, Any] | None = None  # the job's line for it
+    killed: tuple[int, str] | None = None  # (pid, command line) of the executor JVM SIGKILLed during it
 
 
 def _executor_of(pid: int) -> tuple[int, str]:
@@ -80,28 +82,28 @@ class _LogTail:
         return False
 
 
-def _run_job(bootstrap: str, topic: str, exactly_once: str, run: str, tmp: Path) -> JobRun:
-    """Start the job; once its victim task has written half its rows (the value it names is in the log),
-    SIGKILL the executor JVM running it; wait for the job to finish."""
-    marker, kill_marker = tmp / f"{run}.failed", tmp / f"{run}.kill"
-    out, err = tmp / f"{run}.out", tmp / f"{run}.err"
+def _run_job(bootstrap: str, writes: list[Write], tmp: Path) -> tuple[int, str, float]:
+    """Run the job's writes in one Spark application; during each, once its victim task has written half its
+    rows (the value it names is in the log), SIGKILL the executor JVM running it. Returns the job's exit code,
+    its stderr and its wall time."""
+    out, err = tmp / "job.out", tmp / "job.err"
+    specs = [f"{w.topic}={w.exactly_once}" for w in writes]
     started = time.monotonic()
     with open(out, "w") as fo, open(err, "w") as fe, Client(bootstrap) as client:
         proc = subprocess.Popen(
-            [sys.executable, str(JOB), bootstrap, topic, str(ROWS), exactly_once, run, str(marker), str(kill_marker)],
-            stdout=fo,
-            stderr=fe,
+            [sys.executable, str(JOB), bootstrap, str(ROWS), str(tmp), *specs], stdout=fo, stderr=fe
         )
-        killed = None
-        tail = _LogTail(client, topic)
+        tails = {w.topic: _LogTail(client, w.topic) for w in writes}
         try:
             while proc.poll() is None:
                 assert time.monotonic() - started < JOB_TIMEOUT_S, f"job still running after {JOB_TIMEOUT_S} s"
-                if killed is None and kill_marker.exists():
-                    victim = json.loads(kill_marker.read_text())
-                    if tail.has(victim["value"].encode()):
-                        killed = _executor_of(victim["pid"])
-                        os.kill(killed[0], signal.SIGKILL)
+                for w in writes:
+                    kill_marker = tmp / f"{w.topic}.kill"
+                    if w.killed is None and kill_marker.exists():
+                        victim = json.loads(kill_marker.read_text())
+                        if tails[w.topic].has(victim["value"].encode()):
+                            w.killed = _executor_of(victim["pid"])
+                            os.kill(w.killed[0], signal.SIGKILL)
                 try:
                     proc.wait(timeout=0.5)
                 except subprocess.TimeoutExpired:
@@ -110,7 +112,10 @@ def _run_job(bootstrap: str, topic: str, exactly_once: str, run: str, tmp: Path)
             if proc.poll() is None:  # a failed assertion above: do not leave the job (and its JVMs) running
                 proc.kill()
                 proc.wait()
-    return JobRun(proc.returncode, out.read_text(), err.read_text(), killed, time.monotonic() - started)
+    done = {d["topic"]: d for d in (json.loads(x) for x in out.read_text().splitlines() if x.startswith("{"))}
+    for w in writes:
+        w.done = done.get(w.topic)
+    return proc.returncode, err.read_text(), time.monotonic() - started
 
 
 def _read_kafkawire(bootstrap: str, topic: str, isolation: str) -> list[bytes]:
@@ -180,25 +185,31 @@ def _ledger(run: str, values: list[bytes]) -> LedgerReport:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exactly_once", ["true", "false"])
-def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
-    kafka_broker: Any, exactly_once: str, tmp_path: Path
-) -> None:
+def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(kafka_broker: Any, tmp_path: Path) -> None:
     bootstrap = kafka_broker.bootstrap
-    run = f"eosc-{exactly_once}-{os.getpid()}-{int(time.time() * 1000) % 1_000_000}"
-    topic = f"{run}-out"
+    run = f"eosc-{os.getpid()}-{int(time.time() * 1000) % 1_000_000}"
+    writes = [Write(f"{run}-eos", "true"), Write(f"{run}-plain", "false")]
     with Client(bootstrap) as c:
-        c.create_topics({topic: TOPIC_PARTITIONS})
+        c.create_topics({w.topic: TOPIC_PARTITIONS for w in writes})
 
-    job = _run_job(bootstrap, topic, exactly_once, run, tmp_path)
-    assert job.rc == 0, job.stderr[-6000:]
-    (done,) = [json.loads(line) for line in job.stdout.splitlines() if line.startswith("{")]
-    assert done["failed_attempts"] == 1, done  # the failure was injected, once
-    assert "has no partition 99" in job.stderr  # ... and made the writer fail (TaskSetManager's WARN)
-    assert job.killed is not None, "the job ended before an executor could be killed"
-    assert done["app_id"] in job.killed[1]  # the JVM killed was an executor of this job
-    assert "Lost executor" in job.stderr  # ... and Spark saw it die and rescheduled its tasks
+    rc, stderr, wall_s = _run_job(bootstrap, writes, tmp_path)
+    assert rc == 0, stderr[-6000:]
+    print(f"\njob (both writes, one Spark application): {wall_s:.1f} s")
+    for w in writes:
+        assert w.done is not None, (w, stderr[-6000:])
+        assert w.done["failed_attempts"] == 1, w  # the failure was injected, once
+        assert w.killed is not None, f"{w.topic}: the write ended before its victim's executor was killed"
+        assert w.done["app_id"] in w.killed[1]  # the JVM killed was an executor of this job
+    assert stderr.count("has no partition 99") == len(writes)  # the failures hit the writer (TaskSetManager WARN)
+    assert stderr.count("ERROR TaskSchedulerImpl: Lost executor") == len(writes)  # Spark saw both kills
 
+    for w in writes:
+        _check_write(bootstrap, w)
+
+
+def _check_write(bootstrap: str, w: Write) -> None:
+    """What readers see of one write (see the module docstring)."""
+    run, topic = w.topic, w.topic
     with Client(bootstrap) as c:
         log_end = _log_end(c, topic)
         stable = _log_end(c, topic, "read_committed")
@@ -208,7 +219,7 @@ def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
     # before their retries wrote them all again: those are in the log, aborted or duplicated.
     assert extra[FAILING_PARTITION] >= PER_TASK // 2 and extra[VICTIM_PARTITION] >= PER_TASK // 2, extra
     assert len(raw) == ROWS + sum(extra.values())
-    if exactly_once == "true":
+    if w.exactly_once == "true":
         # No transaction is left open: the failed and the killed attempts' transactions were aborted by
         # their retries (InitProducerId with the same transactional id), not by the coordinator's timeout.
         assert stable == log_end
@@ -216,9 +227,9 @@ def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
         librdkafka = _read_librdkafka(bootstrap, topic)
         report = _ledger(run, committed)
         print(
-            f"\nexactlyOnce=true: job {job.wall_s:.1f} s; log {len(raw)} records ({dict(extra)} aborted per task); "
-            f"read_committed kafkawire {len(committed)} ({len(set(committed))} distinct), librdkafka "
-            f"{len(librdkafka)} ({len(set(librdkafka))} distinct); ledger {report}"
+            f"exactlyOnce=true: log {len(raw)} records ({dict(extra)} aborted per task); read_committed "
+            f"kafkawire {len(committed)} ({len(set(committed))} distinct), librdkafka {len(librdkafka)} "
+            f"({len(set(librdkafka))} distinct); ledger {report}"
         )
         assert len(committed) == ROWS and len(set(committed)) == ROWS  # no reader sees the aborted ones
         assert len(librdkafka) == ROWS and len(set(librdkafka)) == ROWS
@@ -226,9 +237,6 @@ def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(
         assert (report.read_back, report.lost, report.duplicated, report.unexpected) == (ROWS, 0, 0, 0)
     else:
         report = _ledger(run, raw)
-        print(
-            f"\nexactlyOnce=false: job {job.wall_s:.1f} s; log {len(raw)} records ({dict(extra)} extra per task); "
-            f"ledger {report}"
-        )
+        print(f"exactlyOnce=false: log {len(raw)} records ({dict(extra)} extra per task); ledger {report}")
         assert (report.read_back, report.lost, report.unexpected) == (ROWS, 0, 0)
         assert report.duplicated == sum(extra.values()) >= PER_TASK  # at-least-once: both halves twice
