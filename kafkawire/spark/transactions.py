@@ -54,6 +54,7 @@ __all__ = [
     "BATCH_ID_PROPERTY",
     "QUERY_ID_PROPERTY",
     "STREAM_TXN_PREFIX",
+    "NonDeterministicBatchError",
     "StreamTask",
     "committed_batches",
     "current_stream_task",
@@ -108,12 +109,42 @@ def current_stream_task() -> StreamTask:
     return StreamTask(query, int(batch), ctx.partitionId())
 
 
-def committed_batches(client: Any, task: StreamTask, topic: str) -> int:
+def marker_metadata(task: StreamTask, rows: int) -> str:
+    """The offset metadata of a marker: who wrote it, and how many rows the task committed with it."""
+    return f"kafkawire-spark query={task.query_id} batch={task.batch_id} rows={rows}"
+
+
+def committed_batches(client: Any, task: StreamTask, topic: str) -> tuple[int, int | None]:
     """How many batches of ``task``'s partition have committed, as its marker under ``topic`` says (the
-    next batch id; 0 when there is no marker). OffsetFetch with ``require_stable`` waits for a marker that a
-    transaction is still committing (KIP-447) instead of reading the one before it."""
+    next batch id; 0 when there is no marker), and how many rows the last of them wrote (None if unknown).
+    OffsetFetch with ``require_stable`` waits for a marker that a transaction is still committing (KIP-447)
+    instead of reading the one before it."""
     got = client.committed(task.marker_group, [(topic, MARKER_PARTITION)])[(topic, MARKER_PARTITION)]
-    return max(int(got.offset), 0)
+    rows = None
+    for part in (got.metadata or "").split():
+        if part.startswith("rows=") and part[5:].isdigit():
+            rows = int(part[5:])
+    return max(int(got.offset), 0), rows
+
+
+class NonDeterministicBatchError(RuntimeError):
+    """A re-run micro-batch gave a task other rows than the run whose transaction committed them."""
+
+
+class _Counted:
+    """An iterator of Arrow batches that counts their rows."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._it = iter(batches)
+        self.rows = 0
+
+    def __iter__(self) -> _Counted:
+        return self
+
+    def __next__(self) -> Any:
+        batch = next(self._it)
+        self.rows += batch.num_rows
+        return batch
 
 
 def _groups(opts: SinkOptions, batches: Iterator[Any]) -> Iterator[ProduceGroup]:
@@ -133,6 +164,7 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
     from ..client import Producer
 
     task = current_stream_task()
+    batches = _Counted(batches)
     timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
     compression = opts.kafka_params.get("compression.type")
     compression = None if compression in (None, "", "none") else compression
@@ -146,12 +178,21 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
         first = next(groups, None)
         if first is None:
             return 0, None
-        done = committed_batches(client, task, first.topic)
+        done, rows = committed_batches(client, task, first.topic)
         if done > task.batch_id:
             # A driver died after this task's transaction of this batch committed; the re-run writes nothing.
-            # The input is still read to its end (the JVM is feeding it).
+            # The input is still read to its end (the JVM is feeding it), and counted: a re-run that gives this
+            # task another number of rows is not the batch that committed (SPARK-28650: Spark does not promise
+            # the same rows per (partition, batch) across restarts, e.g. after an upgrade or a changed split
+            # size), and writing nothing, or everything, could lose or duplicate rows: fail instead.
             for _ in batches:
                 pass
+            if rows is not None and rows != batches.rows:
+                raise NonDeterministicBatchError(
+                    f"exactlyOnce: batch {task.batch_id} of query {task.query_id} was committed with {rows} rows "
+                    f"in task {task.partition}, and its re-run gives that task {batches.rows}: the micro-batch is "
+                    "not the same after the restart, so exactly-once cannot be kept (see docs/EXACTLY_ONCE.md)"
+                )
             log.info(
                 "exactlyOnce: batch %d of query %s, task %d: committed by an earlier run, not written again",
                 task.batch_id,
@@ -179,7 +220,7 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
             return 0, None
         # The marker goes under every topic written: a re-run whose first row goes to another of them (rows in
         # another order) still finds it.
-        meta = f"kafkawire spark query {task.query_id} batch {task.batch_id}"
+        meta = marker_metadata(task, sent)
         producer.send_offsets_to_transaction(
             {(t, MARKER_PARTITION): (task.batch_id + 1, meta) for t in sorted(topics)}, task.marker_group
         )

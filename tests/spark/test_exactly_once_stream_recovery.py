@@ -115,20 +115,7 @@ class Run:
             return sum(o.offset for o in c.list_offsets(self.topic).values())
 
     def read_committed(self) -> list[bytes]:
-        """Every value of the output topic a read_committed kafkawire Consumer sees, up to the last stable offset."""
-        tps = [(self.topic, p) for p in range(OUT_PARTITIONS)]
-        with Client(self.bootstrap) as c:
-            lso = {p: o.offset for p, o in c.list_offsets(self.topic, isolation="read_committed").items()}
-        out: list[bytes] = []
-        with Consumer(self.bootstrap, isolation="read_committed", auto_offset_reset="earliest") as consumer:
-            consumer.assign(tps)
-            consumer.seek_to_beginning(tps)
-            deadline = time.monotonic() + 60
-            while any(consumer.position(tp) < lso[tp[1]] for tp in tps):
-                assert time.monotonic() < deadline, {tp: consumer.position(tp) for tp in tps}
-                for cols in consumer.poll(500).values():
-                    out += [bytes(r.value) for r in cols]
-        return out
+        return _read_committed(self.bootstrap, self.topic)
 
     def read_committed_librdkafka(self) -> list[bytes]:
         """The same through librdkafka (confluent-kafka), isolation.level=read_committed, to the end."""
@@ -169,6 +156,23 @@ class Run:
         ledger.acknowledged(ledger.make(len(self.values)))
         ledger.read(values)
         return ledger.report()
+
+
+def _read_committed(bootstrap: str, topic: str) -> list[bytes]:
+    """Every value of ``topic`` a read_committed kafkawire Consumer sees, up to the last stable offsets."""
+    with Client(bootstrap) as c:
+        lso = {p: o.offset for p, o in c.list_offsets(topic, isolation="read_committed").items()}
+    tps = [(topic, p) for p in sorted(lso)]
+    out: list[bytes] = []
+    with Consumer(bootstrap, isolation="read_committed", auto_offset_reset="earliest") as consumer:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(tps)
+        deadline = time.monotonic() + 60
+        while any(consumer.position(tp) < lso[tp[1]] for tp in tps):
+            assert time.monotonic() < deadline, {tp: consumer.position(tp) for tp in tps}
+            for cols in consumer.poll(500).values():
+                out += [bytes(r.value) for r in cols]
+    return out
 
 
 def _assert_once(values: list[bytes], expected: set[bytes]) -> None:
@@ -230,3 +234,47 @@ def test_without_exactly_once_a_driver_killed_after_the_writes_duplicates_the_ba
     print(f"  at-least-once, read_committed via kafkawire: {report}")
     assert report.read_back == report.sent and report.lost == report.unexpected == 0
     assert report.duplicated == len(run.rows_through(1) - run.rows_through(0)) > 0
+
+
+def test_a_task_re_run_skips_what_its_marker_says_committed_and_rewrites_the_rest(
+    kafka_broker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task side of the recovery without Spark (a fake task identity): a committed task's re-run writes
+    nothing, an open transaction is aborted by the re-run and written again, and a re-run with other rows
+    than the committed run fails instead of guessing."""
+    import pyarrow as pa
+
+    from kafkawire.client import end_transaction
+    from kafkawire.spark import transactions
+    from kafkawire.spark.options import parse_sink_options
+
+    bootstrap = kafka_broker.bootstrap
+    topic = f"eos-task-{uuid.uuid4().hex[:8]}"
+    with Client(bootstrap) as c:
+        c.create_topics({topic: 1})
+    opts = parse_sink_options({"kafka.bootstrap.servers": bootstrap, "topic": topic})
+    query = uuid.uuid4().hex
+
+    def task(batch: int, values: list[bytes]) -> tuple[int, Any]:
+        monkeypatch.setattr(transactions, "current_stream_task", lambda: transactions.StreamTask(query, batch, 0))
+        return transactions.write_stream_task(opts, iter([pa.record_batch([pa.array(values, pa.binary())], ["value"])]))
+
+    def commit(handle: Any) -> None:
+        with Client(bootstrap) as c:
+            end_transaction(c, handle, commit=True)
+
+    first = [f"a{i}".encode() for i in range(10)]
+    sent, handle = task(0, first)
+    assert sent == 10 and handle is not None
+    commit(handle)  # batch 0 committed; the driver "dies" before Spark's commits/0
+    assert task(0, first) == (0, None)  # the re-run: committed already, nothing written
+    with pytest.raises(transactions.NonDeterministicBatchError):
+        task(0, first[:9])  # a re-run that is not the same batch fails
+
+    second = [f"b{i}".encode() for i in range(5)]
+    sent, open_handle = task(1, second)  # batch 1 written, its transaction left open by a dead driver
+    assert sent == 5
+    sent, handle = task(1, second)  # the re-run aborts it (same transactional id) and writes again
+    assert sent == 5 and handle.producer_epoch > open_handle.producer_epoch
+    commit(handle)
+    _assert_once(_read_committed(bootstrap, topic), set(first) | set(second))
