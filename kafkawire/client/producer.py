@@ -206,6 +206,7 @@ class Producer:
         self._sender: threading.Thread | None = None
         self._waiter = self._before_wait  # one bound method for every future (a reference cycle, collected)
         self._closed = False
+        self._closing = False
         #: The transaction state of a transactional producer (None otherwise).
         self.transaction_manager: TransactionManager | None = (
             None if transactional_id is None else TransactionManager(transactional_id, transaction_timeout_ms)
@@ -260,7 +261,7 @@ class Producer:
         fut._waiter = self._waiter
         now = time.monotonic()
         with self._lock:
-            if self._closed:
+            if self._closed or self._closing:
                 raise RuntimeError("producer is closed")
             if self.transaction_manager is not None:
                 self.transaction_manager.require(_IN_TXN, what="send")
@@ -524,8 +525,10 @@ class Producer:
         close the client if this producer created it. A transactional producer aborts the transaction it
         is in instead of flushing into it. Raises the flush's :class:`ProduceFailedError` (after closing)."""
         with self._lock:
-            if self._closed:
+            if self._closed or self._closing:
                 return
+            # From here send() refuses records: none can slip in after the final flush and be left behind.
+            self._closing = True
         try:
             txn = self.transaction_manager
             if txn is None:

@@ -188,8 +188,13 @@ def test_close_stops_the_sender_and_a_dropped_producer_does_not_leak_it(kafka, t
     prod.send(topic, b"x").result(timeout=10)
     thread = prod._sender
     assert thread is not None and thread.is_alive()
-    prod.close()
+    prod.linger_ms = 1e9  # from now on only close() writes
+    held = [prod.send(topic, b"held-%d" % i) for i in range(50)]
+    prod.close(timeout=30)
     assert not thread.is_alive()
+    assert [f.result(0).offset for f in held] == list(range(1, 51))  # close() drained the buffer
+    with pytest.raises(RuntimeError):
+        prod.send(topic, b"after close")
 
     prod = Producer(kafka.bootstrap, linger_ms=5)
     prod.send(topic, b"y").result(timeout=10)
