@@ -39,7 +39,8 @@ commit in the driver ends every task's transaction and its abort aborts them. Th
 per-job prefix (streaming: the query id) and the task's partition id, so a retried or speculative attempt
 fences the earlier one and aborts what it wrote. Readers must set ``isolation.level=read_committed`` to see
 each row once. Cost: one transaction per task (per micro-batch), i.e. an InitProducerId, an
-AddPartitionsToTxn per partition and an EndTxn; ``kafka.transaction.timeout.ms`` (default 60000, capped by
+AddPartitionsToTxn per partition (none under Kafka 4's transaction protocol v2) and an EndTxn;
+``kafka.transaction.timeout.ms`` (default 60000, capped by
 the broker's ``transaction.max.timeout.ms``) must exceed the time from a task's first write to the
 driver's commit (the trigger interval plus the batch's run time), else the coordinator aborts the
 transaction and the commit fails as fenced. Until a batch commits, read_committed readers of the topic
