@@ -408,8 +408,11 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         _end_transactions(self.opts, messages, commit=True)
 
     def abort(self, messages: list, batchId: int) -> None:  # noqa: N803
-        """Without exactlyOnce what was sent stays; with it, the tasks' transactions are aborted."""
-        _end_transactions(self.opts, messages, commit=False)
+        """Without exactlyOnce what was sent stays; with it, the tasks' transactions are aborted (best effort)."""
+        from ..client import TransactionHandle
+        from .transactions import abort_transactions
+
+        abort_transactions(self.opts, [TransactionHandle(*m.transaction) for m in messages if m and m.transaction])
 
 
 # ------------------------------------------------------------------------------------- the source

@@ -56,6 +56,7 @@ __all__ = [
     "STREAM_TXN_PREFIX",
     "NonDeterministicBatchError",
     "StreamTask",
+    "abort_transactions",
     "committed_batches",
     "current_stream_task",
     "write_stream_task",
@@ -203,25 +204,55 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
         producer.begin_transaction()
         sent = 0
         topics: set[str] = set()
-        for g in itertools.chain([first], groups):
-            client.produce(
-                g.topic,
-                g.values,
-                keys=g.keys,
-                partition=g.partition,
-                headers=g.headers,
-                compression=compression,
-                producer_state=producer.transaction_manager,
+        try:
+            for g in itertools.chain([first], groups):
+                client.produce(
+                    g.topic,
+                    g.values,
+                    keys=g.keys,
+                    partition=g.partition,
+                    headers=g.headers,
+                    compression=compression,
+                    producer_state=producer.transaction_manager,
+                )
+                sent += len(g.values)
+                topics.add(g.topic)
+            if not sent:
+                producer.abort_transaction()
+                return 0, None
+            # The marker goes under every topic written: a re-run whose first row goes to another of them (rows
+            # in another order) still finds it.
+            meta = marker_metadata(task, sent)
+            producer.send_offsets_to_transaction(
+                {(t, MARKER_PARTITION): (task.batch_id + 1, meta) for t in sorted(topics)}, task.marker_group
             )
-            sent += len(g.values)
-            topics.add(g.topic)
-        if not sent:
-            producer.abort_transaction()
-            return 0, None
-        # The marker goes under every topic written: a re-run whose first row goes to another of them (rows in
-        # another order) still finds it.
-        meta = marker_metadata(task, sent)
-        producer.send_offsets_to_transaction(
-            {(t, MARKER_PARTITION): (task.batch_id + 1, meta) for t in sorted(topics)}, task.marker_group
-        )
-        return sent, producer.hand_over_transaction()
+            return sent, producer.hand_over_transaction()
+        except Exception:
+            # A failed attempt aborts its transaction at once rather than leave read_committed readers stopped at
+            # it until a retry fences it (or transaction.timeout.ms, when Spark gives up on the task). Best
+            # effort: a fenced attempt cannot abort, and the task's own error is the one to report.
+            try:
+                producer.abort_transaction()
+            except Exception as abort_error:  # noqa: BLE001
+                log.debug("exactlyOnce: the failed attempt's transaction was not aborted: %r", abort_error)
+            raise
+
+
+def abort_transactions(opts: SinkOptions, handles: list[Any]) -> None:
+    """A micro-batch's abort: EndTxn (abort) on every handle, each tried even when another fails.
+
+    Spark calls abort after the commit failed, e.g. because one transaction had timed out on the coordinator
+    and its EndTxn was refused as fenced while others had committed already; those refuse the abort too.
+    Nothing here is needed for correctness (the coordinator aborts what stays open after
+    ``transaction.timeout.ms``, and a restarted query's tasks abort their own), it only ends open transactions
+    early, so readers' last stable offset moves on. Failures are logged, never raised over Spark's error."""
+    from ..client import end_transaction
+
+    if not handles:
+        return
+    with KafkaAccess(opts.kafka_params) as access:
+        for handle in handles:
+            try:
+                end_transaction(access.client, handle, commit=False)
+            except Exception as e:  # noqa: BLE001 (best effort: the next handle must still be tried)
+                log.warning("exactlyOnce: abort of %s failed: %s", handle.transactional_id, e)
