@@ -315,24 +315,36 @@ def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = N
             producer = Producer(client=access.client, transactional_id=tid, transaction_timeout_ms=timeout)
             producer.init_transactions()
             producer.begin_transaction()
-        for batch in batches:
-            for g in batch_to_produce_groups(batch, opts.topic):
-                if opts.include_headers is False:
-                    g.headers = None
-                if producer is None:
-                    sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
-                else:
-                    compression = opts.kafka_params.get("compression.type")
-                    access.client.produce(
-                        g.topic,
-                        g.values,
-                        keys=g.keys,
-                        partition=g.partition,
-                        headers=g.headers,
-                        compression=None if compression in (None, "", "none") else compression,
-                        producer_state=producer.transaction_manager,
-                    )
-                    sent += len(g.values)
+        try:
+            for batch in batches:
+                for g in batch_to_produce_groups(batch, opts.topic):
+                    if opts.include_headers is False:
+                        g.headers = None
+                    if producer is None:
+                        sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
+                    else:
+                        compression = opts.kafka_params.get("compression.type")
+                        access.client.produce(
+                            g.topic,
+                            g.values,
+                            keys=g.keys,
+                            partition=g.partition,
+                            headers=g.headers,
+                            compression=None if compression in (None, "", "none") else compression,
+                            producer_state=producer.transaction_manager,
+                        )
+                        sent += len(g.values)
+        except Exception:
+            # A failed attempt aborts its own transaction at once. Left open, it stops read_committed readers of
+            # its partitions (the last stable offset, KIP-98) until a retry's InitProducerId fences it or, when
+            # Spark gives up on the task, until transaction.timeout.ms: the job's abort only gets the handles
+            # of tasks that succeeded. Best effort: a fenced attempt (a newer one took over) cannot abort.
+            if producer is not None:
+                try:
+                    producer.abort_transaction()
+                except Exception as abort_error:  # the task's own error is the one to report
+                    log.debug("could not abort the failed attempt's transaction: %r", abort_error)
+            raise
         if producer is None:
             return KafkaCommitMessage(sent)
         if not sent:
