@@ -7,7 +7,8 @@
 At-least-once: auto-commit is off; after each poll the member "processes" the records (appends them to
 its log, flushed, then waits ``len/rate`` seconds: the processing time), then commits the offsets after
 every record processed and not committed yet (also in ``on_partitions_revoked``, for those partitions).
-A line "exit" on stdin (or stdin closing) makes it close the consumer (leave the group) and exit.
+A line "exit" on stdin (or stdin closing) makes it close the consumer (leave the group) and exit; a line
+"fast" ends the pacing (the test drains the topic quickly once its events are over).
 
 The log (:mod:`faults.group_log` reads it) has one line per event, ``<kind> <wall ms> ...``:
 
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
 
     def read_stdin() -> None:
         for line in sys.stdin:
+            if line.strip() == "fast":
+                args.rate = 0.0
             if line.strip() == "exit":
                 break
         stop.set()

@@ -8,7 +8,7 @@
 // At-least-once: enable.auto.commit=false; after each poll the records are logged (flushed), "processed"
 // (len/rate seconds), then every processed offset not committed yet is committed with commitSync(offsets)
 // (and in onPartitionsRevoked, for those partitions). A line "exit" on stdin, or stdin closing,
-// closes the consumer (leaving the group) and exits. Values are 8-byte big-endian sequence numbers.
+// closes the consumer (leaving the group) and exits; "fast" ends the pacing. Values are 8-byte big-endian sequence numbers.
 
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
@@ -40,6 +40,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public final class GroupMember {
     private static Writer log;
+    private static volatile double rate;
     private static final TreeSet<Integer> owned = new TreeSet<>();
     // Offsets after every record processed and not committed yet.
     private static final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
@@ -110,7 +111,7 @@ public final class GroupMember {
         Map<String, String> opts = new HashMap<>();
         for (int i = 0; i < argv.length; i += 2) opts.put(argv[i].substring(2), argv[i + 1]);
         String topic = opts.get("topic");
-        double rate = Double.parseDouble(opts.getOrDefault("rate", "0"));
+        rate = Double.parseDouble(opts.getOrDefault("rate", "0"));
         log = new OutputStreamWriter(new FileOutputStream(opts.get("log"), true), StandardCharsets.UTF_8);
 
         Properties p = new Properties();
@@ -140,7 +141,9 @@ public final class GroupMember {
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
-                while ((line = in.readLine()) != null && !line.trim().equals("exit")) { }
+                while ((line = in.readLine()) != null && !line.trim().equals("exit")) {
+                    if (line.trim().equals("fast")) rate = 0;
+                }
             } catch (Exception e) { /* stdin gone: stop */ }
             stop.set(true);
             consumer.wakeup();
