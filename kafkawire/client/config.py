@@ -654,7 +654,7 @@ def _role_kwargs(properties: Mapping[str, Any] | str | os.PathLike[str], role: s
     import difflib
 
     if isinstance(properties, (str, os.PathLike)):
-        properties = load_properties_file(properties)
+        properties = load_properties_file(Path(properties))
     props = {str(k).strip(): str(v) for k, v in properties.items() if v is not None}
     out: dict[str, Any] = {"bootstrap_servers": bootstrap_from_properties(props)}
     for key, value in props.items():

@@ -743,7 +743,8 @@ def _not_written(
         error,
     )
     message = f"produce to {topic!r} failed: {error!r}; {len(rows)} record(s) not written"
-    err = ProduceFailedError(message, {(topic, p): error}, None, {p: unacked})
+    handed_back: dict[int, object] = {p: unacked}
+    err = ProduceFailedError(message, {(topic, p): error}, None, handed_back)
     err.__cause__ = error
     return err
 
@@ -774,8 +775,9 @@ def _combined_failure(
                 prev.headers = None if prev.headers is None or u.headers is None else prev.headers + u.headers
                 prev.timestamps += u.timestamps
     message = "; ".join(str(e) for _, e in failures)
+    handed_back: dict[int, object] = dict(unacked)
     err = ProduceFailedError(
-        f"flush of {topic!r}: {message}", errors, results, unacked, any(e.timed_out for _, e in failures)
+        f"flush of {topic!r}: {message}", errors, results, handed_back, any(e.timed_out for _, e in failures)
     )
     err.__cause__ = failures[0][1]
     return err
