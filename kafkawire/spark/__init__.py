@@ -44,7 +44,9 @@ AddPartitionsToTxn per partition (none under Kafka 4's transaction protocol v2) 
 the broker's ``transaction.max.timeout.ms``) must exceed the time from a task's first write to the
 driver's commit (the trigger interval plus the batch's run time), else the coordinator aborts the
 transaction and the commit fails as fenced. Until a batch commits, read_committed readers of the topic
-stop at its first open transaction.
+stop at its first open transaction. Streaming: each task's transaction also commits a marker for its batch
+(:mod:`kafkawire.spark.transactions`), so a query restarted after its driver died between the tasks' writes
+and Spark's record of the commit re-runs that batch without writing committed rows again (docs/EXACTLY_ONCE.md).
 
 Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
 committed offset. ``Trigger.AvailableNow`` reads what existed when the query started, honouring
