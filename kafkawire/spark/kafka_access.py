@@ -26,8 +26,9 @@ log = logging.getLogger("kafkawire.spark")
 
 #: ``kafka.<name>`` options that tune fetches (consumer names as Spark users know them).
 _FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")
-#: ``kafka.<name>`` options that tune produce requests.
-_PRODUCE_PARAMS = ("acks", "compression.type")
+#: ``kafka.<name>`` options that tune produce requests (``transaction.timeout.ms``: exactlyOnce writes,
+#: read by ``source._write``).
+_PRODUCE_PARAMS = ("acks", "compression.type", "transaction.timeout.ms")
 _IGNORED = ("bootstrap.servers", "group.id", "key.serializer", "value.serializer")
 
 #: Default bytes asked for per fetch of one partition (the broker may send more; the client guards).

@@ -23,7 +23,8 @@ synchronously), then SIGKILLs the executor JVM above that pid: a task killed hal
 
 Transactions get ``kafka.transaction.timeout.ms`` = 10 minutes: longer than the whole test, so nothing the
 test sees can come from the coordinator timing a transaction out; every open transaction of a failed or
-killed attempt must be ended by the job itself (the retried attempt's InitProducerId fences and aborts it).
+killed attempt must be ended by the job itself (the failed attempt aborts its own; the killed attempt's is
+fenced and aborted by its retry's InitProducerId, the transactional id being the same for every attempt).
 
 Prints ``{"topic": ..., "app_id": ..., "failed_attempts": n}`` after each write; the Spark log (WARN: failed
 tasks and lost executors) goes to stderr.
