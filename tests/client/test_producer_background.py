@@ -103,18 +103,15 @@ def test_a_callback_may_wait_on_a_record_still_buffered(kafka, topic_name):
     seen: dict[str, object] = {}
     done = threading.Event()
     with Producer(kafka.bootstrap, linger_ms=300) as prod:
-        later: list = []
 
         def on_a(err, md) -> None:
-            # Runs in the sender thread; b's buffer has not lingered yet, and only this thread writes lingered
-            # buffers: result() must write it rather than wait for itself.
+            # Runs in the sender thread, which is the one that writes lingered buffers: waiting on a record
+            # it has just buffered must write it rather than wait for itself.
             seen["thread"] = threading.current_thread().name
-            seen["b"] = later[0].result(timeout=30)
+            seen["b"] = prod.send(b, b"b").result(timeout=30)
             done.set()
 
         prod.send(a, b"a", on_delivery=on_a)
-        time.sleep(0.15)  # b's record arrives half a linger later, so a's buffer is written first
-        later.append(prod.send(b, b"b"))
         assert done.wait(30)
     assert seen["thread"] == "kafkawire-producer-sender"
     md = seen["b"]
