@@ -121,6 +121,14 @@ class Member:
         if wait:
             self.proc.wait(60)
 
+    def wait_assigned(self, timeout: float = 60.0) -> None:
+        """Until the member owns some partitions."""
+        end = time.monotonic() + timeout
+        while not (self.log.exists() and any(lg[2] for lg in read_log(self.log, records=False).assignment)):
+            assert time.monotonic() < end, f"{self.name} got no partitions in {timeout} s"
+            assert self.proc.poll() is None, f"{self.name} exited with {self.proc.returncode}"
+            time.sleep(0.1)
+
     def kill_while_processing(self, timeout: float = 30.0) -> None:
         """SIGKILL the member between processing a poll's records and committing them (its log ends with an
         R line), so the at-least-once window is not empty: those records must come again."""
@@ -265,9 +273,9 @@ def run_script(
     seconds: float,
     tag: str,
 ) -> RunResult:
-    """Members ``m1..m5`` of ``kinds`` (kw / java): m1-m3 start; then m4 joins, m2 leaves (close), m1 is
-    SIGKILLed, m5 joins. Each event waits for the previous to settle. Members process at a rate that would
-    take ``seconds`` for three of them."""
+    """Members ``m1..m5`` of ``kinds`` (kw / java): m2 starts (the first leader), then m1 and m3; then m4
+    joins, m2 leaves (close), m1 is SIGKILLed, m5 joins. Each event waits for the previous to settle.
+    Members process at a rate that would take ``seconds`` for three of them."""
     bootstrap = kafka.bootstrap
     topic = f"chaos-{tag}-{time.time_ns()}"
     chunk = max(100, min(1000, records // (PARTITIONS * 50)))
@@ -278,8 +286,11 @@ def run_script(
         group = Group(bootstrap, topic, f"g-{topic}", protocol, workdir, rate=records / 3 / seconds, poll_records=chunk)
         events: list[Event] = []
         try:
-            for i in range(3):
-                group.start(f"m{i + 1}", kinds[i])
+            # m2 first, alone until it owns partitions: on the classic protocol it is the group's leader (the
+            # assignor runs in the leader) until it leaves, which hands the leadership to another member.
+            group.start("m2", kinds[1]).wait_assigned()
+            group.start("m1", kinds[0])
+            group.start("m3", kinds[2])
             ms, owners = group.wait_stable()
             script = [("join", "m4"), ("leave", "m2"), ("kill", "m1"), ("join", "m5")]
             for action, name in script:
@@ -365,7 +376,7 @@ def test_classic_cooperative_mixed_group_chaos(kafka: Broker, tmp_path: Path) ->
     then the same script with Java members only: nothing lost, duplicates only in the window, and per event
     no more partitions moved with kafkawire members than with Java's alone."""
     compile_java(MEMBER_JAVA)
-    # m1 (kw) is SIGKILLed, m2 (java) leaves, m4 (java) and m5 (kw) join.
+    # m2 (java) leads first, then leaves; m1 (kw) is SIGKILLed; m4 (java) and m5 (kw) join.
     mixed = run_script(
         kafka,
         tmp_path,
