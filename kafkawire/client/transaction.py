@@ -623,8 +623,13 @@ def end_transaction(
 
     Repeating a commit that succeeded succeeds again (the coordinator answers a retried EndTxn for a
     transaction it completed the same way), so a driver that does not know whether its commit went
-    through may send it again. Raises :class:`ProducerFencedError` when a newer producer with the same
-    transactional id, or the coordinator's timeout, ended the transaction first."""
+    through may send it again (under transaction protocol v2 too: Kafka takes an EndTxn whose epoch is one
+    below its own, after the bump of the first one, for a retry). Raises :class:`ProducerFencedError` when a
+    newer producer with the same transactional id, or the coordinator's timeout, ended the transaction
+    first, and :class:`~kafkawire.protocol.errors.InvalidTxnStateError` when it was ended the other way
+    (an abort after a commit). EndTxn speaks the protocol in ``handle.transaction_v2`` (the broker's
+    finalized ``transaction.version`` when None); Kafka 4 ends the transaction of either protocol either
+    way, but only EndTxn v5 recognises a retry after the epoch ran out and the producer id changed."""
     manager = TransactionManager.resume(handle)
     cluster = client.cluster
     with cluster.lock:
