@@ -638,7 +638,7 @@ class Producer:
                 dropped = RecordDroppedError("the transaction was aborted before the record was written")
                 for buf in self._buffers.values():
                     for fut in buf.futures:
-                        if fut._complete(None, dropped):
+                        if fut._complete(None, dropped) and fut._callbacks:
                             self._completed.append(fut)
                 self._buffers.clear()
                 self._failures.clear()  # their records belonged to the aborted transaction
@@ -697,7 +697,7 @@ def _resolve(
 ) -> list[DeliveryFuture]:
     """Complete the futures of ``rows`` (positions in ``buf``) from one produce call: acknowledged
     records get their metadata, the ones handed back in ``failure.unacknowledged`` its error. Returns the
-    futures completed, whose callbacks the producer runs once it released its locks."""
+    futures completed that have callbacks, which the producer runs once it released its locks."""
     failed: dict[int, BaseException] = {}
     if failure is not None:
         for u in failure.unacknowledged.values():
@@ -719,7 +719,7 @@ def _resolve(
             ok = fut._complete(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
         else:  # neither acknowledged nor handed back: the call's error is all that is known
             ok = fut._complete(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
-        if ok:
+        if ok and fut._callbacks:  # stable once complete: add_done_callback then runs the callback itself
             completed.append(fut)
     return completed
 
