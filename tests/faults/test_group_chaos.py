@@ -19,6 +19,10 @@ checked against where it was read. From the members' logs (:mod:`faults.group_lo
 Members "process" at a fixed rate (a sleep per poll standing for the work), so that the events happen
 while records are still being worked through (the test asserts they did); once the last event has
 settled they are told to go at full speed and drain the rest.
+
+Both tests are ``slow`` (about 50 s and 125 s, plus a broker start). ``KAFKAWIRE_CHAOS_RECORDS`` sets the
+record count (default 1,000,000): ``.venv/bin/python -m pytest -s tests/faults/test_group_chaos.py``
+prints the counts and the partitions moved per event.
 """
 
 from __future__ import annotations
