@@ -408,12 +408,15 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         if not self.exactly_once:
             return _write(self.opts, iterator)
+        import dataclasses
+
         from .transactions import write_stream_task
 
         sent, handle = write_stream_task(self.opts, iterator)
         if handle is None:
             return KafkaCommitMessage(sent)
-        return KafkaCommitMessage(sent, (handle.transactional_id, handle.producer_id, handle.producer_epoch))
+        # Every field of the handle, the transaction protocol it was written with included (EndTxn must speak it).
+        return KafkaCommitMessage(sent, dataclasses.astuple(handle))
 
     def commit(self, messages: list, batchId: int) -> None:  # noqa: N803 (Spark's name)
         """Without exactlyOnce records are visible once acknowledged; with it, the tasks' transactions end here."""
