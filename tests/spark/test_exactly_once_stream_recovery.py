@@ -18,6 +18,7 @@ duplicated) as read by kafkawire's Consumer and by librdkafka (confluent-kafka),
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -68,21 +69,27 @@ class Run:
             "fault": None if fault is None else {**fault, "report": str(self.report)},
         }
         started = time.monotonic()
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, str(JOB), json.dumps(cfg)],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=400,
             start_new_session=True,  # its own process group: the hook kills the group, not pytest
         )
+        try:
+            stdout, stderr = proc.communicate(timeout=500)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver's JVM too, not only the Python process
+            stdout, stderr = proc.communicate()
+            raise AssertionError(f"the driver did not finish within 500 s: {stderr[-4000:]}") from None
         took = time.monotonic() - started
-        said = {k: v for line in proc.stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
+        said = {k: v for line in stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
         if fault is None:
-            assert proc.returncode == 0, proc.stderr[-4000:]
-            assert said.get("done"), proc.stdout[-4000:]
+            assert proc.returncode == 0, stderr[-4000:]
+            assert said.get("done"), stdout[-4000:]
             print(f"\n  driver ran to the end in {took:.0f} s: {said}")
             return said
-        assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-4000:])
+        assert proc.returncode == -signal.SIGKILL, (proc.returncode, stderr[-4000:])
         injected = [json.loads(line) for line in self.report.read_text().splitlines()]
         assert injected[-1]["window"] == fault["window"] and injected[-1]["batch"] == fault["batch"], injected
         print(f"\n  driver killed after {took:.0f} s (session start {said.get('session_s')} s): {injected[-1]}")
