@@ -4,6 +4,7 @@ against Apache Kafka, including answers lost on the way back (a proxy) and a wri
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from client_fakes import KafkaProxy
@@ -150,7 +151,12 @@ def test_transactional_futures_resolve_on_commit_and_fail_on_abort(kafka, topic_
             kept = prod.send(topic, b"kept")
             assert not kept.done()
         md = kept.result(0)
+    # EndTxn returns once the coordinator decided; the partition's commit marker (which moves the last stable
+    # offset) is written after that (KIP-98), so a read_committed read right after may still see nothing.
+    committed: list = []
+    deadline = time.monotonic() + 15
     with Client(kafka.bootstrap) as c:
-        [res] = c.fetch_many({(topic, 0): 0}, isolation="read_committed", max_wait_ms=10).values()
-        committed = [(o, v) for o, v in zip(res.records.offset.tolist(), res.records.value.to_pylist())]
+        while not committed and time.monotonic() < deadline:
+            [res] = c.fetch_many({(topic, 0): 0}, isolation="read_committed", max_wait_ms=100).values()
+            committed = [(o, v) for o, v in zip(res.records.offset.tolist(), res.records.value.to_pylist())]
     assert committed == [(md.offset, b"kept")]
