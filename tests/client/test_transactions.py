@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from visibility import wait_stable
 
 from kafkawire.client import Client, Consumer, ProduceFailedError, Producer
 from kafkawire.client.transaction import GroupMetadata, TransactionError, TransactionState
@@ -90,6 +91,7 @@ def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, 
         assert producer.transaction_manager is not None
         assert producer.transaction_manager.state is TransactionState.READY
     with Client(bootstrap) as client:
+        wait_stable(client, topic)  # EndTxn returned; the markers that end the transactions may still be coming
         assert sorted(_values(client, topic, "read_committed")) == sorted(committed)
         # The aborted records are in the log: only the transaction markers hide them.
         assert sorted(_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
@@ -110,6 +112,7 @@ def test_context_manager_commits_or_aborts(bootstrap: str, topic: str) -> None:
         with producer.transaction():
             producer.send(topic, b"kept-too", partition=2)
     with Client(bootstrap) as client:
+        wait_stable(client, topic)  # the commit marker of "kept-too" is written after EndTxn returned
         assert sorted(_values(client, topic, "read_committed")) == [b"kept", b"kept-too"]
         # The buffered record of the aborted transaction was dropped, never written.
         assert b"buffered-then-aborted" not in _values(client, topic, "read_uncommitted")
@@ -124,6 +127,7 @@ def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
         producer.flush()
         producer.abort_transaction()
     with Client(bootstrap) as client:
+        wait_stable(client, topic)  # judged after the abort markers, not while the open transaction hides the rows
         assert _values(client, topic, "read_committed") == []
         assert len(_values(client, topic, "read_uncommitted")) == 300
     assert _consumer_values(bootstrap, topic) == []
@@ -159,6 +163,7 @@ def test_fenced_producer_gets_producer_fenced_and_writes_nothing_more(bootstrap:
     new.close()
     old.close()
     with Client(bootstrap) as client:
+        wait_stable(client, topic)  # the commit marker of "new" is written after EndTxn returned
         assert _values(client, topic, "read_committed") == [b"new"]
         everything = _values(client, topic, "read_uncommitted")
         assert b"old-after-fence" not in everything and b"old-later" not in everything
@@ -426,6 +431,7 @@ def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str,
         assert _values(client, topic, "read_committed") == []  # open: nothing stable yet
         end_transaction(client, handle, commit=True)
         end_transaction(client, handle, commit=True)  # a driver unsure whether its commit went through
+        wait_stable(client, topic)  # EndTxn returned; the commit markers may still be coming
         assert sorted(_values(client, topic, "read_committed")) == sorted(f"h{i}".encode() for i in range(30))
 
     other = Producer(bootstrap, transactional_id=_name("tid"))
@@ -435,6 +441,7 @@ def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str,
     aborted = other.hand_over_transaction()
     with Client(bootstrap) as client:
         end_transaction(client, aborted, commit=False)
+        wait_stable(client, topic)  # judged after the abort marker, not while the open transaction hides the row
         assert b"handed-over-then-aborted" not in _values(client, topic, "read_committed")
         assert b"handed-over-then-aborted" in _values(client, topic, "read_uncommitted")
 
