@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from visibility import wait_stable
 
 from kafkawire.client import Client, Producer
 from kafkawire.testing.java import json_lines, run_java
@@ -83,6 +84,9 @@ def test_java_read_committed_consumer_sees_exactly_kafkawire_commits(bootstrap: 
             else:
                 producer.commit_transaction()
                 committed += rows
+    # The Java consumer reads up to the last stable offset, which the commit markers move after EndTxn returned.
+    with Client(bootstrap) as c:
+        wait_stable(c, topic)
     assert _java_consume(bootstrap, topic, "read_committed") == sorted(committed)
     assert _java_consume(bootstrap, topic, "read_uncommitted") == sorted(committed + aborted)
 
@@ -115,6 +119,8 @@ def test_kafkawire_takes_over_a_java_transactional_id(bootstrap: str) -> None:
             for p, _k, v, _h in ours:
                 producer.send(topic, v, partition=p)
     expected = sorted(java_committed + ours)
+    with Client(bootstrap) as c:
+        wait_stable(c, topic)  # our commit's markers are written after EndTxn returned
     assert _java_consume(bootstrap, topic, "read_committed") == expected
     with Client(bootstrap) as c:
         assert _fetch(c, topic, "read_committed") == expected
