@@ -134,6 +134,33 @@ def test_broker_dies_with_its_parent(tmp_path):
             os.kill(jvm, signal.SIGKILL)
 
 
+EXITING_CHILD = textwrap.dedent(
+    """
+    import sys
+    from kafkawire.testing import start_broker
+
+    broker = start_broker("kafka", log_dir=sys.argv[1])
+    print(broker.pid, flush=True)
+    # No stop(): the interpreter exits with the broker running, and the exit handlers stop it.
+    """
+)
+
+
+def test_a_broker_left_running_gets_a_controlled_shutdown_at_exit(tmp_path):
+    # kafkawire's exit handler (SIGTERM: Kafka's controlled shutdown) must run before mirakuru's, which
+    # SIGKILLs whatever it started. Only a controlled shutdown writes the clean-shutdown marker.
+    log_dir = tmp_path / "broker"
+    res = subprocess.run(
+        [sys.executable, "-c", EXITING_CHILD, str(log_dir)], capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    jvm = int(res.stdout.strip())
+    assert not pid_alive(jvm)
+    assert (log_dir / "kraft-logs" / ".kafka_cleanshutdown").exists(), sorted(
+        p.name for p in (log_dir / "kraft-logs").iterdir()
+    )
+
+
 def test_version_from_the_environment(monkeypatch):
     monkeypatch.setenv("KAFKAWIRE_KAFKA_VERSION", LEGACY_KAFKA_VERSION)
     with start_broker("kafka") as broker:
