@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from visibility import wait_stable
+
 from kafkawire.client import Client, TransactionHandle, end_transaction
 
 from .ledger import Ledger
@@ -104,6 +106,7 @@ def test_consume_transform_produce_exactly_once_through_a_worker_crash(kafka_bro
     assert events2[0]["event"] == "started"
 
     with Client(bootstrap) as c:
+        wait_stable(c, sink)  # the second worker's last EndTxn returned before its commit markers were written
         out = _values(c, sink, "read_committed")
         raw = _values(c, sink, "read_uncommitted")
     ledger.read(out)
@@ -150,6 +153,7 @@ def test_a_task_that_dies_after_handing_over_is_committed_once_by_the_driver(kaf
         assert _values(c, topic, "read_committed") == []  # nothing visible before the driver's commit
         end_transaction(c, handle, commit=True)
         end_transaction(c, handle, commit=True)
+        wait_stable(c, topic)  # EndTxn returned; the commit markers may still be coming
         out = _values(c, topic, "read_committed")
         raw = _values(c, topic, "read_uncommitted")
     ledger.read(out)
