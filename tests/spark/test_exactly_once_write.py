@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from visibility import wait_stable
 
 from kafkawire.client import Client
 
@@ -61,6 +62,8 @@ def test_a_failed_task_attempt_leaves_each_row_once_only_with_exactly_once(
     (done,) = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     assert done["failed_attempts"] == 1  # the failure was injected, and only once
     with Client(bootstrap) as c:
+        # The driver's EndTxn returned before the commit markers moved the last stable offsets (KIP-98).
+        wait_stable(c, topic)
         committed = _values(c, topic, "read_committed")
         raw = _values(c, topic, "read_uncommitted")
     counts = Counter(committed)
