@@ -4,7 +4,7 @@
 #   1. sdist from the checkout, then a wheel built FROM THAT SDIST (an sdist missing a .pyx, .pxd or
 #      C header cannot produce a compiled wheel, so this catches packaging omissions);
 #   2. `auditwheel repair` to a manylinux wheel (`auditwheel show` printed);
-#   3. a fresh venv in a temp directory with that wheel (+ its `spark` extra) and noida-db from PyPI;
+#   3. a fresh venv in a temp directory with that wheel and its `spark` and `brokers` extras (noida-db, mirakuru);
 #   4. from a temp working directory, with the fresh venv's python only: the compiled core is active
 #      and imported from the fresh venv, then on an embedded noida broker a Spark `local-cluster`
 #      (separate executor JVMs and Python workers) reads a 4-partition topic through the auto-registered
@@ -85,9 +85,9 @@ step "fresh venv $WORK/venv"
 # Same base interpreter as the build venv, so the cpXY tag of the wheel matches.
 "$PY" -m venv "$WORK/venv"
 FRESH="$WORK/venv/bin/python"
-"$FRESH" -m pip install -q --disable-pip-version-check "${REPAIRED}[spark]" noida-db >"$WORK/install.log" 2>&1 \
+"$FRESH" -m pip install -q --disable-pip-version-check "${REPAIRED}[spark,brokers]" >"$WORK/install.log" 2>&1 \
   || { tail -40 "$WORK/install.log"; die "installing into the fresh venv"; }
-"$FRESH" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(kafkawire|pyspark|pyarrow|numpy|noida-db) '
+"$FRESH" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(kafkawire|pyspark|pyarrow|numpy|noida-db|mirakuru) '
 
 # ------------------------------------------------------------------------------------------------ 4
 step "Spark on $MASTER from $WORK/run"

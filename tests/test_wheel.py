@@ -1,7 +1,7 @@
 """The wheel works for Spark executors: ``scripts/wheel_smoke.sh`` end to end.
 
 sdist → wheel built from that sdist → ``auditwheel repair`` (manylinux) → a fresh venv holding only the
-wheel, its ``spark`` extra and noida-db → from a temp directory, Spark ``local-cluster`` (separate executor
+wheel and its ``spark`` and ``brokers`` extras → from a temp directory, Spark ``local-cluster`` (separate executor
 JVMs) reads and writes through the auto-registered ``kafkawire`` format, and its executors import the
 compiled core from the fresh venv. Several minutes (a Cython build and three JVMs), hence ``slow``.
 """
