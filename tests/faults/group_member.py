@@ -8,7 +8,9 @@ At-least-once: auto-commit is off; after each poll the member "processes" the re
 its log, flushed, then waits ``len/rate`` seconds: the processing time), then commits the offsets after
 every record processed and not committed yet (also in ``on_partitions_revoked``, for those partitions).
 A line "exit" on stdin (or stdin closing) makes it close the consumer (leave the group) and exit; a line
-"fast" ends the pacing (the test drains the topic quickly once its events are over).
+"fast" ends the pacing (the test drains the topic quickly once its events are over); "hold" makes it stop
+for good right after it next logs a poll's records, before committing them, and log an H line (the test
+SIGKILLs it there: the at-least-once window is then certainly open, see test_group_chaos.py).
 
 The log (:mod:`faults.group_log` reads it) has one line per event, ``<kind> <wall ms> ...``:
 
@@ -131,11 +133,14 @@ def main(argv: list[str] | None = None) -> None:
 
     log = Log(args.log)
     stop = threading.Event()
+    hold = threading.Event()
 
     def read_stdin() -> None:
         for line in sys.stdin:
             if line.strip() == "fast":
                 args.rate = 0.0
+            if line.strip() == "hold":
+                hold.set()
             if line.strip() == "exit":
                 break
         stop.set()
@@ -176,6 +181,10 @@ def main(argv: list[str] | None = None) -> None:
                 member.pending[tp] = int(offs[-1]) + 1
                 n += len(offs)
             log.f.flush()
+            if hold.is_set() and n:
+                log.write(f"H {_ms()}")
+                while True:  # processed, never to be committed: the test SIGKILLs us here
+                    time.sleep(3600)
             if args.rate > 0 and n:
                 time.sleep(n / args.rate)  # the processing time of these records
             member.commit()

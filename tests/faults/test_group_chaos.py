@@ -134,10 +134,16 @@ class Member:
             time.sleep(0.1)
 
     def kill_while_processing(self, timeout: float = 30.0) -> None:
-        """SIGKILL the member between processing a poll's records and committing them (its log ends with an
-        R line), so the at-least-once window is not empty: those records must come again."""
+        """SIGKILL the member between processing a poll's records and committing them, so the at-least-once
+        window is not empty: those records must come again. The member is told to hold after its next logged
+        poll and says so with an H line. (Killing when the log merely ended with an R line raced the commit:
+        a CI run killed a Java member inside commitSync after the broker had applied it, and the log judge
+        counted its 1,000 records as processed but never committed.)"""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("hold\n")
+        self.proc.stdin.flush()
         end = time.monotonic() + timeout
-        while not _last_line(self.log).startswith("R "):
+        while not _last_line(self.log).startswith("H "):
             assert time.monotonic() < end, f"{self.name} never caught between processing and commit"
             time.sleep(0.005)
         self.proc.kill()  # SIGKILL

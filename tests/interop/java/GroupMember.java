@@ -8,7 +8,8 @@
 // At-least-once: enable.auto.commit=false; after each poll the records are logged (flushed), "processed"
 // (len/rate seconds), then every processed offset not committed yet is committed with commitSync(offsets)
 // (and in onPartitionsRevoked, for those partitions). A line "exit" on stdin, or stdin closing,
-// closes the consumer (leaving the group) and exits; "fast" ends the pacing. Values are 8-byte big-endian sequence numbers.
+// closes the consumer (leaving the group) and exits; "fast" ends the pacing; "hold" stops it for good right
+// after it next logs a poll's records, before committing them, with an H line (the test SIGKILLs it there). Values are 8-byte big-endian sequence numbers.
 
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
@@ -41,6 +42,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 public final class GroupMember {
     private static Writer log;
     private static volatile double rate;
+    private static volatile boolean hold;
     private static final TreeSet<Integer> owned = new TreeSet<>();
     // Offsets after every record processed and not committed yet.
     private static final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
@@ -143,6 +145,7 @@ public final class GroupMember {
                 String line;
                 while ((line = in.readLine()) != null && !line.trim().equals("exit")) {
                     if (line.trim().equals("fast")) rate = 0;
+                    if (line.trim().equals("hold")) hold = true;
                 }
             } catch (Exception e) { /* stdin gone: stop */ }
             stop.set(true);
@@ -191,6 +194,10 @@ public final class GroupMember {
                 synchronized (GroupMember.class) {
                     log.write(out.toString());
                     log.flush();
+                }
+                if (hold && batch.count() > 0) {
+                    write("H " + System.currentTimeMillis());
+                    Thread.sleep(Long.MAX_VALUE);  // processed, never to be committed: the test SIGKILLs us here
                 }
                 if (rate > 0 && batch.count() > 0) Thread.sleep((long) (batch.count() * 1000.0 / rate));
                 commit(null);
