@@ -38,3 +38,19 @@ def wait_stable(client: Client, topic: str, partitions: Iterable[int] | None = N
         # a broker that never writes them (the test then fails here, naming the lagging partitions).
         assert time.monotonic() < deadline, f"{topic}: last stable offsets {stable} never reached the ends {ends}"
         time.sleep(0.05)
+
+
+def read_values(client: Client, topic: str, isolation: str, timeout: float = 30.0) -> list[bytes]:
+    """Every value of ``topic`` under ``isolation``, partition by partition, up to the end offsets that
+    isolation reports (the last stable offset for read_committed); fails after ``timeout`` seconds per
+    partition if the fetches stop short of it."""
+    out: list[bytes] = []
+    for p, listed in sorted(client.list_offsets(topic, isolation=isolation).items()):
+        offset = 0
+        deadline = time.monotonic() + timeout
+        while offset < listed.offset:
+            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
+            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
+            out += [bytes(r.value) for r in cols]
+            offset = max(offset, int(cols.next_offset))
+    return out

@@ -146,7 +146,8 @@ def _sender_main(ref: weakref.ReferenceType[Producer], state: _SenderState) -> N
             producer._write_background(due)
         except Exception:  # never let the thread die silently: the next flush() still writes everything
             log.exception("kafkawire producer sender: unexpected error")
-            time.sleep(0.1)
+            with state.cond:  # back off, but a close() or a dropped producer still stops the thread at once
+                state.cond.wait_for(lambda: state.stop, 0.1)
         finally:
             producer = None
 

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import pytest
-from visibility import wait_stable
+from visibility import read_values, wait_stable
 
 from kafkawire.client import Client, Consumer, ProduceFailedError, Producer
 from kafkawire.client.transaction import GroupMetadata, TransactionError, TransactionState
@@ -37,22 +37,6 @@ def topic(bootstrap: str) -> str:
     with Client(bootstrap) as c:
         c.create_topics([name], num_partitions=3)
     return name
-
-
-def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
-    """Every value of ``topic`` read with ``Client.fetch`` under ``isolation``, up to the end offsets
-    that isolation level reports (the last stable offset for read_committed)."""
-    out: list[bytes] = []
-    ends = client.list_offsets(topic, isolation=isolation)
-    for p, listed in sorted(ends.items()):
-        offset = 0
-        deadline = time.monotonic() + 30
-        while offset < listed.offset:
-            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
-            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
-            out += [bytes(r.value) for r in cols]
-            offset = max(offset, int(cols.next_offset))
-    return out
 
 
 def _consumer_values(bootstrap: str, topic: str) -> list[bytes]:
@@ -92,9 +76,9 @@ def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, 
         assert producer.transaction_manager.state is TransactionState.READY
     with Client(bootstrap) as client:
         wait_stable(client, topic)  # EndTxn returned; the markers that end the transactions may still be coming
-        assert sorted(_values(client, topic, "read_committed")) == sorted(committed)
+        assert sorted(read_values(client, topic, "read_committed")) == sorted(committed)
         # The aborted records are in the log: only the transaction markers hide them.
-        assert sorted(_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
+        assert sorted(read_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
     assert sorted(_consumer_values(bootstrap, topic)) == sorted(committed)
 
 
@@ -113,9 +97,9 @@ def test_context_manager_commits_or_aborts(bootstrap: str, topic: str) -> None:
             producer.send(topic, b"kept-too", partition=2)
     with Client(bootstrap) as client:
         wait_stable(client, topic)  # the commit marker of "kept-too" is written after EndTxn returned
-        assert sorted(_values(client, topic, "read_committed")) == [b"kept", b"kept-too"]
+        assert sorted(read_values(client, topic, "read_committed")) == [b"kept", b"kept-too"]
         # The buffered record of the aborted transaction was dropped, never written.
-        assert b"buffered-then-aborted" not in _values(client, topic, "read_uncommitted")
+        assert b"buffered-then-aborted" not in read_values(client, topic, "read_uncommitted")
 
 
 def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
@@ -128,8 +112,8 @@ def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
         producer.abort_transaction()
     with Client(bootstrap) as client:
         wait_stable(client, topic)  # judged after the abort markers, not while the open transaction hides the rows
-        assert _values(client, topic, "read_committed") == []
-        assert len(_values(client, topic, "read_uncommitted")) == 300
+        assert read_values(client, topic, "read_committed") == []
+        assert len(read_values(client, topic, "read_uncommitted")) == 300
     assert _consumer_values(bootstrap, topic) == []
 
 
@@ -164,8 +148,8 @@ def test_fenced_producer_gets_producer_fenced_and_writes_nothing_more(bootstrap:
     old.close()
     with Client(bootstrap) as client:
         wait_stable(client, topic)  # the commit marker of "new" is written after EndTxn returned
-        assert _values(client, topic, "read_committed") == [b"new"]
-        everything = _values(client, topic, "read_uncommitted")
+        assert read_values(client, topic, "read_committed") == [b"new"]
+        everything = read_values(client, topic, "read_uncommitted")
         assert b"old-after-fence" not in everything and b"old-later" not in everything
         assert everything.count(b"old-before-fence") == 1  # written, then aborted by the new instance
 
@@ -184,7 +168,7 @@ def test_fenced_while_sending(bootstrap: str, topic: str) -> None:
         old.flush()
     old.close()
     with Client(bootstrap) as client:
-        assert b"two" not in _values(client, topic, "read_uncommitted")
+        assert b"two" not in read_values(client, topic, "read_uncommitted")
 
 
 def test_offsets_sent_to_a_transaction_commit_with_it(bootstrap: str, topic: str) -> None:
@@ -428,11 +412,11 @@ def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str,
     with pytest.raises(RuntimeError, match="closed"):
         producer.send(topic, b"after hand-over")
     with Client(bootstrap) as client:
-        assert _values(client, topic, "read_committed") == []  # open: nothing stable yet
+        assert read_values(client, topic, "read_committed") == []  # open: nothing stable yet
         end_transaction(client, handle, commit=True)
         end_transaction(client, handle, commit=True)  # a driver unsure whether its commit went through
         wait_stable(client, topic)  # EndTxn returned; the commit markers may still be coming
-        assert sorted(_values(client, topic, "read_committed")) == sorted(f"h{i}".encode() for i in range(30))
+        assert sorted(read_values(client, topic, "read_committed")) == sorted(f"h{i}".encode() for i in range(30))
 
     other = Producer(bootstrap, transactional_id=_name("tid"))
     other.init_transactions()
@@ -442,8 +426,8 @@ def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str,
     with Client(bootstrap) as client:
         end_transaction(client, aborted, commit=False)
         wait_stable(client, topic)  # judged after the abort marker, not while the open transaction hides the row
-        assert b"handed-over-then-aborted" not in _values(client, topic, "read_committed")
-        assert b"handed-over-then-aborted" in _values(client, topic, "read_uncommitted")
+        assert b"handed-over-then-aborted" not in read_values(client, topic, "read_committed")
+        assert b"handed-over-then-aborted" in read_values(client, topic, "read_uncommitted")
 
 
 def test_an_out_of_order_sequence_aborts_and_bumps_the_epoch() -> None:

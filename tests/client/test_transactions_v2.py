@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from visibility import read_values, wait_stable
 
 from kafkawire import encode_records
 from kafkawire.client import Client, Consumer, Producer, end_transaction
@@ -35,34 +36,6 @@ def _name(prefix: str) -> str:
 def _requests(client: Client) -> dict[str, int]:
     """Requests sent so far per API name (the client's own counters)."""
     return {name: api["requests"] for name, api in client.metrics()["apis"].items()}
-
-
-def _wait_stable(client: Client, topic: str) -> None:
-    """Wait until no transaction is open on ``topic``: the last stable offset (read_committed end) reaches the
-    high watermark. The coordinator writes the markers after it answered EndTxn (Kafka), so right after a
-    commit the records may not be readable yet."""
-    deadline = time.monotonic() + 30
-    while True:
-        stable = {p: o.offset for p, o in client.list_offsets(topic, isolation="read_committed").items()}
-        high = {p: o.offset for p, o in client.list_offsets(topic, isolation="read_uncommitted").items()}
-        if stable == high:
-            return
-        assert time.monotonic() < deadline, f"{topic}: last stable offsets {stable} never reached {high}"
-        time.sleep(0.02)
-
-
-def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
-    """Every value of ``topic`` under ``isolation``, up to the end offsets that isolation reports."""
-    out: list[bytes] = []
-    for p, listed in sorted(client.list_offsets(topic, isolation=isolation).items()):
-        offset = 0
-        deadline = time.monotonic() + 30
-        while offset < listed.offset:
-            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
-            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
-            out += [bytes(r.value) for r in cols]
-            offset = max(offset, int(cols.next_offset))
-    return out
 
 
 def _consumer_values(client: Client, topic: str) -> list[bytes]:
@@ -134,9 +107,9 @@ def test_version_2_sends_no_add_requests_and_bumps_the_epoch_at_every_end(client
     assert sent["EndTxn"] >= 4 and sent["TxnOffsetCommit"] >= 4
     producer.close()
 
-    _wait_stable(client, topic)
-    assert sorted(_values(client, topic, "read_committed")) == sorted(committed)
-    assert sorted(_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
+    wait_stable(client, topic)
+    assert sorted(read_values(client, topic, "read_committed")) == sorted(committed)
+    assert sorted(read_values(client, topic, "read_uncommitted")) == sorted(committed + aborted)
     assert sorted(_consumer_values(client, topic)) == sorted(committed)
     # The last committed transaction's offsets (n = 3), not the aborted one's (n = 2). OffsetFetch with
     # require_stable (KIP-447) waits for the commit markers written after EndTxn was answered.
@@ -160,8 +133,8 @@ def test_a_transaction_with_nothing_sent_sends_no_end_txn(client: Client, topic:
         producer.send(topic, b"after-empty", partition=1)
     assert (txn.producer_id, txn.producer_epoch) == (before[0], before[1] + 1)
     producer.close()
-    _wait_stable(client, topic)
-    assert _values(client, topic, "read_committed") == [b"after-empty"]
+    wait_stable(client, topic)
+    assert read_values(client, topic, "read_committed") == [b"after-empty"]
 
 
 def test_a_fenced_producer_gets_producer_fenced_under_version_2(client: Client, topic: str) -> None:
@@ -189,8 +162,8 @@ def test_a_fenced_producer_gets_producer_fenced_under_version_2(client: Client, 
             new.send(topic, b"new-committed", partition=0)
         new.close()
     old.close()
-    _wait_stable(client, topic)
-    assert sorted(_values(client, topic, "read_committed")) == [b"new-committed", b"old-committed"]
+    wait_stable(client, topic)
+    assert sorted(read_values(client, topic, "read_committed")) == [b"new-committed", b"old-committed"]
 
 
 def _bootstrap(client: Client) -> str:
@@ -212,7 +185,7 @@ def test_a_handed_over_version_2_transaction_is_ended_elsewhere(client: Client, 
         handle = producer.hand_over_transaction()
         assert handle.transaction_v2 is True
         handles.append(handle)
-    assert _values(client, topic, "read_committed") == []
+    assert read_values(client, topic, "read_committed") == []
     # What kafkawire.spark.source passes the driver: three fields, no protocol.
     full, h = handles
     three_fields = TransactionHandle(h.transactional_id, h.producer_id, h.producer_epoch)
@@ -220,8 +193,8 @@ def test_a_handed_over_version_2_transaction_is_ended_elsewhere(client: Client, 
         end_transaction(client, handle, commit=True)
         end_transaction(client, handle, commit=True)  # a driver unsure whether its commit went through
     expected = sorted(f"h{n}-{i}".encode() for n in range(2) for i in range(20))
-    _wait_stable(client, topic)
-    assert sorted(_values(client, topic, "read_committed")) == expected
+    wait_stable(client, topic)
+    assert sorted(read_values(client, topic, "read_committed")) == expected
     # The coordinator bumped each id's epoch at the commit: the task's epoch is stale for anything new.
     # Aborting a committed transaction through its handle is refused (INVALID_TXN_STATE: the coordinator
     # recognises the epoch one below its own as a retry of the commit), and nothing changes.
@@ -229,7 +202,7 @@ def test_a_handed_over_version_2_transaction_is_ended_elsewhere(client: Client, 
     with pytest.raises(InvalidTxnStateError):
         with client.cluster.lock:
             resumed.end(client.cluster, False, client.deadline(10_000))
-    assert sorted(_values(client, topic, "read_committed")) == expected
+    assert sorted(read_values(client, topic, "read_committed")) == expected
 
 
 def test_the_broker_refuses_a_write_to_a_partition_not_in_the_transaction(client: Client, topic: str) -> None:
@@ -276,8 +249,8 @@ def test_the_broker_refuses_a_write_to_a_partition_not_in_the_transaction(client
     txn.partitions.add((topic, 0))  # what the v12 write added, so that the abort ends it
     producer.abort_transaction()
     producer.close()
-    _wait_stable(client, topic)
-    assert _values(client, topic, "read_committed") == []
+    wait_stable(client, topic)
+    assert read_values(client, topic, "read_committed") == []
 
 
 def test_a_client_capped_below_end_txn_v5_speaks_version_1_to_kafka_4(kafka_broker: Any, topic: str) -> None:
@@ -293,8 +266,8 @@ def test_a_client_capped_below_end_txn_v5_speaks_version_1_to_kafka_4(kafka_brok
         assert txn.producer_epoch == epoch  # version 1: EndTxn does not bump the epoch
         assert _requests(capped)["AddPartitionsToTxn"] >= 2
         producer.close()
-        _wait_stable(capped, topic)
-        assert sorted(_values(capped, topic, "read_committed")) == [b"v1-0", b"v1-1"]
+        wait_stable(capped, topic)
+        assert sorted(read_values(capped, topic, "read_committed")) == [b"v1-0", b"v1-1"]
 
 
 @pytest.fixture(scope="module")
@@ -335,8 +308,8 @@ def test_version_1_against_kafka_3(legacy_kafka: Any) -> None:
         assert handle.transaction_v2 is False
         end_transaction(client, handle, commit=True)
         end_transaction(client, handle, commit=True)
-        _wait_stable(client, topic)
-        assert sorted(_values(client, topic, "read_committed")) == [b"handed-over", b"kept"]
+        wait_stable(client, topic)
+        assert sorted(read_values(client, topic, "read_committed")) == [b"handed-over", b"kept"]
 
 
 # ------------------------------------------------------------------ a scripted coordinator (no Kafka)

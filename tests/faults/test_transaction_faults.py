@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from visibility import wait_stable
+from visibility import read_values, wait_stable
 
 from kafkawire.client import Client, TransactionHandle, end_transaction
 
@@ -28,19 +28,6 @@ from .ledger import Ledger
 
 WORKER = Path(__file__).with_name("txn_worker.py")
 TASK = Path(__file__).with_name("txn_task.py")
-
-
-def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
-    out: list[bytes] = []
-    for p, listed in sorted(client.list_offsets(topic, isolation=isolation).items()):
-        offset = 0
-        deadline = time.monotonic() + 60
-        while offset < listed.offset:
-            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
-            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
-            out += [bytes(r.value) for r in cols]
-            offset = max(offset, int(cols.next_offset))
-    return out
 
 
 def _start(args: list[str], script: Path = WORKER) -> subprocess.Popen[str]:
@@ -107,8 +94,8 @@ def test_consume_transform_produce_exactly_once_through_a_worker_crash(kafka_bro
 
     with Client(bootstrap) as c:
         wait_stable(c, sink)  # the second worker's last EndTxn returned before its commit markers were written
-        out = _values(c, sink, "read_committed")
-        raw = _values(c, sink, "read_uncommitted")
+        out = read_values(c, sink, "read_committed", timeout=60)
+        raw = read_values(c, sink, "read_uncommitted", timeout=60)
     ledger.read(out)
     report = ledger.report()
     print(f"\nconsume-transform-produce through SIGKILL: {report}; records in the log {len(raw)}")
@@ -150,12 +137,12 @@ def test_a_task_that_dies_after_handing_over_is_committed_once_by_the_driver(kaf
     handle = TransactionHandle(event["transactional_id"], event["producer_id"], event["producer_epoch"])
 
     with Client(bootstrap) as c:
-        assert _values(c, topic, "read_committed") == []  # nothing visible before the driver's commit
+        assert read_values(c, topic, "read_committed", timeout=60) == []  # nothing visible before the driver's commit
         end_transaction(c, handle, commit=True)
         end_transaction(c, handle, commit=True)
         wait_stable(c, topic)  # EndTxn returned; the commit markers may still be coming
-        out = _values(c, topic, "read_committed")
-        raw = _values(c, topic, "read_uncommitted")
+        out = read_values(c, topic, "read_committed", timeout=60)
+        raw = read_values(c, topic, "read_uncommitted", timeout=60)
     ledger.read(out)
     report = ledger.report()
     print(f"\ntask attempts killed, driver commit by handle: {report}; records in the log {len(raw)}")

@@ -15,25 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from visibility import wait_stable
+from visibility import read_values, wait_stable
 
 from kafkawire.client import Client
 
 JOB = Path(__file__).with_name("exactly_once_job.py")
 ROWS = 20_000
-
-
-def _values(client: Client, topic: str, isolation: str) -> list[bytes]:
-    out: list[bytes] = []
-    for p, listed in sorted(client.list_offsets(topic, isolation=isolation).items()):
-        offset = 0
-        deadline = time.monotonic() + 60
-        while offset < listed.offset:
-            assert time.monotonic() < deadline, f"{topic}/{p} stuck at {offset} of {listed.offset}"
-            cols = client.fetch(topic, p, offset, isolation=isolation, max_wait_ms=100)
-            out += [bytes(r.value) for r in cols]
-            offset = max(offset, int(cols.next_offset))
-    return out
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
@@ -64,8 +51,8 @@ def test_a_failed_task_attempt_leaves_each_row_once_only_with_exactly_once(
     with Client(bootstrap) as c:
         # The driver's EndTxn returned before the commit markers moved the last stable offsets (KIP-98).
         wait_stable(c, topic)
-        committed = _values(c, topic, "read_committed")
-        raw = _values(c, topic, "read_uncommitted")
+        committed = read_values(c, topic, "read_committed", timeout=60)
+        raw = read_values(c, topic, "read_uncommitted", timeout=60)
     counts = Counter(committed)
     expected = {str(i).encode() for i in range(ROWS)}
     print(
