@@ -7,6 +7,7 @@ executors), so their constructors only keep parsed options; connections open ins
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterator
@@ -40,7 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .arrow import ArrowBuilder, batch_to_produce_groups, check_write_schema
+from .arrow import ArrowBuilder, check_write_schema
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .kafka_access import KafkaAccess
 from .options import (
@@ -295,65 +296,32 @@ def _exactly_once(options: Any) -> bool:
 
 
 def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = None) -> KafkaCommitMessage:
-    """Produce the task's rows. With ``txn_prefix`` (exactlyOnce) they go into one transaction whose id is
-    the prefix and the task's partition id: a retried or speculative attempt of the same task fences the
-    earlier one (aborting what it wrote, KIP-98); the transaction is handed to the driver, not committed."""
-    sent = 0
+    """Produce the task's rows. With ``txn_prefix`` (batch exactlyOnce) they go into one transaction whose id
+    is the prefix and the task's partition id: a retried or speculative attempt of the same task fences the
+    earlier one (aborting what it wrote, KIP-98); the transaction is handed to the driver, not committed.
+    (Streaming exactlyOnce writes through :func:`kafkawire.spark.transactions.write_stream_task`.)"""
+    from .transactions import produce_groups, produce_in_transaction
+
     with KafkaAccess(opts.kafka_params) as access:
-        producer = None
-        if txn_prefix is not None:
-            from pyspark import TaskContext
-
-            from ..client import Producer
-
-            ctx = TaskContext.get()
-            # Streaming: the query id survives restarts (it is in the checkpoint), so a re-run of the batch a
-            # killed driver left uncommitted fences and aborts that batch's transactions at once.
-            query = ctx.getLocalProperty("sql.streaming.queryId") if ctx is not None else None
-            tid = f"{txn_prefix}-{query + '-' if query else ''}{ctx.partitionId() if ctx is not None else 0}"
-            timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
-            producer = Producer(client=access.client, transactional_id=tid, transaction_timeout_ms=timeout)
-            producer.init_transactions()
-            producer.begin_transaction()
-        try:
-            for batch in batches:
-                for g in batch_to_produce_groups(batch, opts.topic):
-                    if opts.include_headers is False:
-                        g.headers = None
-                    if producer is None:
-                        sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
-                    else:
-                        compression = opts.kafka_params.get("compression.type")
-                        access.client.produce(
-                            g.topic,
-                            g.values,
-                            keys=g.keys,
-                            partition=g.partition,
-                            headers=g.headers,
-                            compression=None if compression in (None, "", "none") else compression,
-                            producer_state=producer.transaction_manager,
-                        )
-                        sent += len(g.values)
-        except Exception:
-            # A failed attempt aborts its own transaction at once. Left open, it stops read_committed readers of
-            # its partitions (the last stable offset, KIP-98) until a retry's InitProducerId fences it or, when
-            # Spark gives up on the task, until transaction.timeout.ms: the job's abort only gets the handles
-            # of tasks that succeeded. Best effort: a fenced attempt (a newer one took over) cannot abort.
-            if producer is not None:
-                try:
-                    producer.abort_transaction()
-                except Exception as abort_error:  # the task's own error is the one to report
-                    log.debug("could not abort the failed attempt's transaction: %r", abort_error)
-            raise
-        if producer is None:
+        if txn_prefix is None:
+            sent = 0
+            for g in produce_groups(opts, batches):
+                sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
             return KafkaCommitMessage(sent)
-        if not sent:
-            # Nothing was added to the transaction: the coordinator knows no transaction to end (EndTxn would
-            # be INVALID_TXN_STATE), so end it here and give the driver nothing to commit.
-            producer.abort_transaction()
-            return KafkaCommitMessage(0)
-        handle = producer.hand_over_transaction()
-    return KafkaCommitMessage(sent, (handle.transactional_id, handle.producer_id, handle.producer_epoch))
+        from pyspark import TaskContext
+
+        from ..client import Producer
+
+        ctx = TaskContext.get()
+        tid = f"{txn_prefix}-{ctx.partitionId() if ctx is not None else 0}"
+        timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
+        producer = Producer(client=access.client, transactional_id=tid, transaction_timeout_ms=timeout)
+        producer.init_transactions()
+        sent, handle = produce_in_transaction(opts, access.client, producer, produce_groups(opts, batches))
+    if handle is None:
+        return KafkaCommitMessage(0)
+    # Every field of the handle, the transaction protocol it was written with included (EndTxn must speak it).
+    return KafkaCommitMessage(sent, dataclasses.astuple(handle))
 
 
 def _end_transactions(opts: SinkOptions, messages: list, commit: bool) -> None:
@@ -408,8 +376,6 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[Any]) -> KafkaCommitMessage:
         if not self.exactly_once:
             return _write(self.opts, iterator)
-        import dataclasses
-
         from .transactions import write_stream_task
 
         sent, handle = write_stream_task(self.opts, iterator)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +148,7 @@ class _Counted:
         return batch
 
 
-def _groups(opts: SinkOptions, batches: Iterator[Any]) -> Iterator[ProduceGroup]:
+def produce_groups(opts: SinkOptions, batches: Iterator[Any]) -> Iterator[ProduceGroup]:
     for batch in batches:
         for g in batch_to_produce_groups(batch, opts.topic):
             if opts.include_headers is False:
@@ -167,15 +167,13 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
     task = current_stream_task()
     batches = _Counted(batches)
     timeout = int(opts.kafka_params.get("transaction.timeout.ms", 60_000))
-    compression = opts.kafka_params.get("compression.type")
-    compression = None if compression in (None, "", "none") else compression
     with KafkaAccess(opts.kafka_params) as access:
         client = access.client
         producer = Producer(client=client, transactional_id=task.transactional_id, transaction_timeout_ms=timeout)
         # Fences earlier attempts of this task and aborts a transaction a killed driver left open: after this
         # the previous transaction of this id is complete, committed or aborted, and so is its marker.
         producer.init_transactions()
-        groups = _groups(opts, batches)
+        groups = produce_groups(opts, batches)
         first = next(groups, None)
         if first is None:
             return 0, None
@@ -201,41 +199,66 @@ def write_stream_task(opts: SinkOptions, batches: Iterator[Any]) -> tuple[int, A
                 task.partition,
             )
             return 0, None
-        producer.begin_transaction()
-        sent = 0
-        topics: set[str] = set()
-        try:
-            for g in itertools.chain([first], groups):
-                client.produce(
-                    g.topic,
-                    g.values,
-                    keys=g.keys,
-                    partition=g.partition,
-                    headers=g.headers,
-                    compression=compression,
-                    producer_state=producer.transaction_manager,
-                )
-                sent += len(g.values)
-                topics.add(g.topic)
-            if not sent:
-                producer.abort_transaction()
-                return 0, None
+
+        def add_marker(topics: set[str], sent: int) -> None:
             # The marker goes under every topic written: a re-run whose first row goes to another of them (rows
             # in another order) still finds it.
             meta = marker_metadata(task, sent)
             producer.send_offsets_to_transaction(
                 {(t, MARKER_PARTITION): (task.batch_id + 1, meta) for t in sorted(topics)}, task.marker_group
             )
-            return sent, producer.hand_over_transaction()
-        except Exception:
-            # A failed attempt aborts its transaction at once rather than leave read_committed readers stopped at
-            # it until a retry fences it (or transaction.timeout.ms, when Spark gives up on the task). Best
-            # effort: a fenced attempt cannot abort, and the task's own error is the one to report.
-            try:
-                producer.abort_transaction()
-            except Exception as abort_error:  # noqa: BLE001
-                log.debug("exactlyOnce: the failed attempt's transaction was not aborted: %r", abort_error)
-            raise
+
+        return produce_in_transaction(opts, client, producer, itertools.chain([first], groups), add_marker)
+
+
+def produce_in_transaction(
+    opts: SinkOptions,
+    client: Any,
+    producer: Any,
+    groups: Iterator[ProduceGroup],
+    before_hand_over: Callable[[set[str], int], None] | None = None,
+) -> tuple[int, Any]:
+    """One task's rows in one transaction of ``producer`` (``init_transactions()`` done), handed over
+    uncommitted: ``(records sent, TransactionHandle)``, or ``(0, None)`` when there was nothing to write.
+    ``before_hand_over(topics, sent)`` adds to the transaction what must commit with the rows (the streaming
+    marker). Used by the batch and the streaming writers alike."""
+    compression = opts.kafka_params.get("compression.type")
+    compression = None if compression in (None, "", "none") else compression
+    producer.begin_transaction()
+    sent = 0
+    topics: set[str] = set()
+    try:
+        for g in groups:
+            client.produce(
+                g.topic,
+                g.values,
+                keys=g.keys,
+                partition=g.partition,
+                headers=g.headers,
+                compression=compression,
+                producer_state=producer.transaction_manager,
+            )
+            sent += len(g.values)
+            topics.add(g.topic)
+        if not sent:
+            # Nothing was added to the transaction: the coordinator knows no transaction to end (EndTxn would
+            # be INVALID_TXN_STATE), so end it here and give the driver nothing to commit.
+            producer.abort_transaction()
+            return 0, None
+        if before_hand_over is not None:
+            before_hand_over(topics, sent)
+        return sent, producer.hand_over_transaction()
+    except Exception:
+        # A failed attempt aborts its transaction at once. Left open, it stops read_committed readers of its
+        # partitions (the last stable offset, KIP-98) until a retry's InitProducerId fences it or, when Spark
+        # gives up on the task, until transaction.timeout.ms: the job's abort only gets the handles of tasks
+        # that succeeded. Best effort: a fenced attempt cannot abort, and the task's own error is the one to
+        # report.
+        try:
+            producer.abort_transaction()
+        except Exception as abort_error:  # noqa: BLE001
+            log.debug("exactlyOnce: the failed attempt's transaction was not aborted: %r", abort_error)
+        raise
 
 
 def abort_transactions(opts: SinkOptions, handles: list[Any]) -> None:
