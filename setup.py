@@ -5,9 +5,25 @@ import sys
 
 import numpy as np
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+PURE = os.environ.get("KAFKAWIRE_NO_EXTENSIONS", "") not in ("", "0")
+
+
+class BuildPy(build_py):
+    """A build without the extension leaves kafkawire/_pure_build in the package, so that importing it
+    knows the pure codec was chosen on purpose and does not warn (kafkawire/_impl.py)."""
+
+    def run(self) -> None:
+        super().run()
+        if PURE and not self.dry_run:
+            marker = os.path.join(self.build_lib, "kafkawire", "_pure_build")
+            with open(marker, "w") as f:
+                f.write("built with KAFKAWIRE_NO_EXTENSIONS=1\n")
+
 
 ext_modules = []
-if os.environ.get("KAFKAWIRE_NO_EXTENSIONS", "") in ("", "0"):
+if not PURE:
     from Cython.Build import cythonize
 
     extra_compile_args = [] if sys.platform == "win32" else ["-O3", "-fno-strict-aliasing"]
@@ -37,4 +53,4 @@ if os.environ.get("KAFKAWIRE_NO_EXTENSIONS", "") in ("", "0"):
         },
     )
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, cmdclass={"build_py": BuildPy})

@@ -1,7 +1,9 @@
 """kafkawire: the Apache Kafka wire protocol at compiled speed, with records as numpy/Arrow columns.
 
 The codec (``decode_records``, ``encode_records``, varints, CRCs) runs in a compiled Cython core when it
-is built, else in a pure-Python reference with identical results; ``kafkawire.compiled`` says which.
+is built, else in a pure-Python reference with identical results; ``kafkawire.compiled`` says which and
+``kafkawire.codec_status`` why. Falling back to the reference without an opt-in (``KAFKAWIRE_PURE=1``)
+warns once at import (:class:`PureCodecWarning`), naming the cause and the fix.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from .errors import (
     DecompressionError,
     KafkaWireError,
     ProtocolError,
+    PureCodecWarning,
     RecordTooLargeError,
     UnsupportedCodecError,
     UnsupportedMagicError,
@@ -26,6 +29,8 @@ __version__ = "0.1.0"
 
 #: True when the compiled core (``kafkawire._codec``) is active, False for the pure-Python reference.
 compiled: bool = _impl.compiled
+#: Which codec runs and why (:class:`kafkawire._impl.CodecStatus`: interpreter, package directory, reason).
+codec_status = _impl.status
 #: The active implementation module.
 implementation = _impl.impl
 
@@ -65,12 +70,14 @@ __all__ = [
     "DecompressionError",
     "KafkaWireError",
     "ProtocolError",
+    "PureCodecWarning",
     "Record",
     "RecordColumns",
     "RecordTooLargeError",
     "UnsupportedCodecError",
     "UnsupportedMagicError",
     "codec_id",
+    "codec_status",
     "compiled",
     "crc32",
     "crc32c",

@@ -12,6 +12,8 @@ Everything kafkawire raises on purpose derives from :class:`KafkaWireError`::
     ├── ProtocolError             a malformed request/response frame (protocol layer)
     └── (broker error codes and client errors live in kafkawire.protocol.errors / kafkawire.client)
 
+:class:`PureCodecWarning` (a ``RuntimeWarning``) says that the pure-Python codec runs though nobody chose it.
+
 The compiled core and the pure-Python reference raise the same classes on the same input.
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "UnsupportedCodecError",
     "RecordTooLargeError",
     "ProtocolError",
+    "PureCodecWarning",
 ]
 
 
@@ -92,3 +95,8 @@ class RecordTooLargeError(KafkaWireError):
 
 class ProtocolError(KafkaWireError):
     """A request or response frame that cannot be encoded or decoded (protocol layer)."""
+
+
+class PureCodecWarning(RuntimeWarning):
+    """kafkawire fell back to its pure-Python codec though nobody asked for it (the message says why and how
+    to fix it); ``KAFKAWIRE_PURE=1`` chooses the pure codec on purpose and silences it."""

@@ -30,13 +30,28 @@ _COMMANDS = (
 
 
 def version_text() -> str:
-    """``kafkawire X.Y.Z (compiled core|pure Python), Python X.Y.Z``: which codec runs matters to a bug report."""
+    """``kafkawire X.Y.Z (compiled core|pure Python: why), Python X.Y.Z at PATH``: which codec runs, and why
+    not the compiled one, matters to a bug report; an unexpected pure codec adds how to fix it."""
     import platform
 
-    from .. import __version__, compiled
+    from .. import __version__, codec_status
 
-    core = "compiled core" if compiled else "pure Python"
-    return f"kafkawire {__version__} ({core}), Python {platform.python_version()}"
+    text = f"kafkawire {__version__} ({codec_status.summary()}), Python {platform.python_version()}"
+    text += f"\n  package: {codec_status.package}\n  interpreter: {codec_status.python}"
+    if codec_status.unexpected:
+        text += "\n  unexpected: " + codec_status.warning_text().split(". Fix: ", 1)[-1]
+    return text
+
+
+class _VersionAction(argparse.Action):
+    """``--version`` printed as written (argparse's own action re-wraps it into one paragraph)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, help="print the version, which codec runs and why")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(version_text())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kafkawire",
         description="The Apache Kafka wire protocol at compiled speed: a command line over kafkawire's client.",
     )
-    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     for name, module, help_text in _COMMANDS:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import _impl
+from .._impl import CodecStatus
 from .._optional import install_hint, require
+from ..errors import PureCodecWarning
 from .errors import KafkaSparkError
 
 __all__ = ["SparkSetupError", "activate", "check_worker_python", "prepare_environment", "register", "session"]
@@ -40,18 +45,42 @@ def worker_python(config: Mapping[str, str] | None = None) -> str:
     return (config or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or "python3"
 
 
-def check_worker_python(python: str | None = None) -> None:
-    """Raise :class:`SparkSetupError` when ``python`` (default: :func:`worker_python`) cannot import kafkawire.
+# The probe prints what kafkawire's import decided (kafkawire._impl.status) as one JSON line.
+_WORKER_PROBE = (
+    f"{_WORKER_IMPORT}; import dataclasses, json, kafkawire; "
+    "print(json.dumps(dataclasses.asdict(kafkawire.codec_status)))"
+)
+
+
+def _shadowing_checkout() -> Path | None:
+    """A kafkawire directory in the working directory other than the one this process imported: Spark's
+    Python workers (``python -m pyspark.daemon``, working directory first on ``sys.path``) import that one."""
+    here = Path.cwd() / "kafkawire"
+    if not (here / "__init__.py").is_file():
+        return None
+    import kafkawire
+
+    mine = Path(kafkawire.__file__ or "").parent
+    return None if here.resolve() == mine.resolve() else here
+
+
+def check_worker_python(python: str | None = None) -> CodecStatus:
+    """Check that ``python`` (default: :func:`worker_python`) imports kafkawire, and with which codec.
 
     Spark looks the ``kafkawire`` format up, and runs it, in Python worker processes that the JVM starts with
     that interpreter, not the driver's. When it lacks kafkawire, the only sign Spark gives is
-    ``[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafkawire``; this names the interpreter, its
-    import error and what to set. It runs the interpreter once (about a second), with this process's
-    environment, so it speaks for workers on this machine (``local``, ``local-cluster``), not on a cluster's.
+    ``[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafkawire``: this raises
+    :class:`SparkSetupError` naming the interpreter, its import error and what to set. When the workers would
+    decode with the pure-Python codec nobody chose (:data:`kafkawire.codec_status`), it warns
+    (:class:`kafkawire.PureCodecWarning`) naming their interpreter and the kafkawire directory they import.
+    Returns the workers' codec status. It runs the interpreter once (about a second), with this process's
+    environment and working directory, so it speaks for workers on this machine (``local``,
+    ``local-cluster``), not on a cluster's; when the workers would import exactly what this process did,
+    it answers in-process.
     """
     python = python or worker_python()
-    if _same_environment(python):
-        # This very interpreter: the import answers in-process, without starting another one (~1-3 s).
+    if _same_environment(python) and _shadowing_checkout() is None:
+        # This very interpreter, and the same kafkawire: the import answers in-process (~1-3 s saved).
         try:
             importlib.import_module(_WORKER_IMPORT.removeprefix("import "))
         except ImportError as e:
@@ -59,21 +88,35 @@ def check_worker_python(python: str | None = None) -> None:
                 f"Spark's Python workers run this interpreter, which cannot import kafkawire's data source "
                 f"({type(e).__name__}: {e}); {install_hint('spark')}"
             ) from e
-        return
-    try:
-        proc = subprocess.run(
-            [python, "-c", _WORKER_IMPORT], capture_output=True, text=True, timeout=120, check=False
+        status = _impl.status
+    else:
+        status = _probe(python)
+    if status.unexpected:
+        warnings.warn(
+            f"Spark's Python workers ({status.python}) would import kafkawire from {status.package} and decode "
+            f"with the pure-Python codec. {status.warning_text()}",
+            PureCodecWarning,
+            stacklevel=2,
         )
+    return status
+
+
+def _probe(python: str) -> CodecStatus:
+    """Run ``python`` as Spark would start a worker (working directory first on ``sys.path``) and return
+    its codec status; raise :class:`SparkSetupError` when it cannot import kafkawire's data source."""
+    try:
+        proc = subprocess.run([python, "-c", _WORKER_PROBE], capture_output=True, text=True, timeout=120, check=False)
         problem = proc.stderr.strip().splitlines()[-1] if proc.returncode else ""
     except OSError as e:  # not found, not executable
-        problem = str(e)
-    if problem:
+        problem, proc = str(e), None
+    if problem or proc is None:
         raise SparkSetupError(
             f"Spark's Python workers would run {python!r}, which cannot import kafkawire ({problem}); Spark "
             f"would fail with DATA_SOURCE_NOT_FOUND. Set PYSPARK_PYTHON to an interpreter that has kafkawire, "
             f"e.g. export PYSPARK_PYTHON={sys.executable} (this one), or pass "
             f"config={{'spark.pyspark.python': {sys.executable!r}}} to kafkawire.spark.session()."
         )
+    return CodecStatus(**json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def prepare_environment() -> None:
@@ -115,7 +158,8 @@ def session(
     ``timestamp`` column prints as Kafka stored it); ``config`` overrides any of them.
 
     On a ``local`` master the workers' interpreter is checked first (:func:`check_worker_python`): one that
-    cannot import kafkawire raises :class:`SparkSetupError` saying what to set.
+    cannot import kafkawire raises :class:`SparkSetupError` saying what to set; one that would decode with
+    the pure-Python codec unexpectedly warns, naming the interpreter and the kafkawire directory.
     """
     prepare_environment()
     SparkSession = require("pyspark.sql", "kafkawire.spark.session()").SparkSession

@@ -41,6 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from . import codec_report
 from .arrow import ArrowBuilder, check_write_schema
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .kafka_access import KafkaAccess
@@ -93,11 +94,13 @@ def kafka_schema(with_headers: bool) -> StructType:
 
 
 class KafkaInputPartition(InputPartition):
-    """One Spark task: offsets ``[start, end)`` of one topic-partition."""
+    """One Spark task: offsets ``[start, end)`` of one topic-partition, and the codec the planner ran
+    (:mod:`kafkawire.spark.codec_report`: the task compares it with its own)."""
 
     def __init__(self, r: OffsetRange) -> None:
         super().__init__((r.topic, r.partition, r.start, r.end))
         self.range = r
+        self.planner_codec = codec_report.identity()
 
     def __repr__(self) -> str:
         r = self.range
@@ -109,6 +112,7 @@ def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[Any]:
     if not isinstance(partition, KafkaInputPartition):  # Spark's placeholder when there is nothing to read
         return
     r = partition.range
+    codec_report.check_task(getattr(partition, "planner_codec", None))
     builder = ArrowBuilder(r.topic, r.partition, opts.include_headers)
     with KafkaAccess(opts.kafka_params) as access:
         for cols, lo, hi in access.fetch_range(
@@ -164,6 +168,7 @@ class KafkaBatchReader(_Lazy, DataSourceReader):
         self._access = None
 
     def partitions(self) -> list[InputPartition]:
+        codec_report.report_planner()  # once per query: Spark plans a batch read once
         try:
             access = self.access
             tps = access.topic_partitions(self.opts)
@@ -194,6 +199,7 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         self._access = None
         self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow end
         self._last_trigger = time.monotonic()
+        self._codec_reported = False
 
     # --- offsets (driver)
 
@@ -251,6 +257,9 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         return offsets_to_json(self.access.latest_offsets(tps))
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if not self._codec_reported:  # this reader lives in one driver-side worker for the whole query
+            self._codec_reported = True
+            codec_report.report_planner()
         begin, stop = offsets_from_json(start), offsets_from_json(end)
         new = [tp for tp in stop if tp not in begin]
         if new:
