@@ -67,9 +67,9 @@ class CodecStatus:
     def warning_text(self) -> str:
         """The warning for an unexpected pure codec: what runs, why, which files, how to fix it."""
         return (
-            f"kafkawire is using its pure-Python codec (it decodes up to ~100x slower than the compiled core) in {self.python}, "
-            f"imported from {self.package}: {self.reason}. Fix: if that directory is a source checkout "
-            f"picked up because it is the working directory (Python and Spark's Python workers put the "
+            f"kafkawire is using its pure-Python codec (it decodes up to ~100x slower than the compiled core) "
+            f"in {self.python}, imported from {self.package}: {self.reason}. Fix: if that directory is a "
+            f"source checkout picked up because it is the working directory (Python and Spark's Python workers put the "
             f"working directory first on sys.path), run from another directory; to use it, build it "
             f"(`python setup.py build_ext --inplace` there) or install a wheel (`pip install kafkawire`). "
             f"Set KAFKAWIRE_PURE=1 to choose the pure codec on purpose and silence this warning."
