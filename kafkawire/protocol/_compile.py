@@ -157,11 +157,17 @@ class _Gen:
 
 
 def _default_cond(f: Field, expr: str, g: _Gen) -> str:
-    """Python condition that is true when ``expr`` holds a non-default value for ``f``."""
+    """Python condition that is true when ``expr`` holds a non-default value for ``f`` (Kafka's rule for
+    writing a tagged field and for refusing a field the version cannot carry)."""
+    if f.struct is not None and not f.is_array and f.nullable.lo is None:
+        # None stands for the default struct; a struct equal to a fresh default one is the default too
+        return f"({expr} is not None and {expr} != {g.const(g.classes[id(f.struct)]())})"
+    if f.default is None:
+        return f"{expr} is not None"  # null default: any value, even an empty list, differs from it
     if f.is_array:
+        if f.nullable.lo is not None:
+            return f"({expr} is None or len({expr}) > 0)"  # null differs from the empty default
         return expr  # non-empty
-    if f.is_struct or f.default is None:
-        return f"{expr} is not None"
     return f"{expr} != {g.const(f.default)}"
 
 
@@ -499,7 +505,7 @@ def _dec_value(g: _Gen, f: Field, v: int, flex: bool, ind: int, what: str, run: 
 
 
 def _default_expr(g: _Gen, f: Field) -> str:
-    if f.is_array:
+    if f.is_array and f.default is not None:
         return "[]"
     return g.const(f.default)
 

@@ -77,7 +77,8 @@ def _struct_class(st: StructSchema, bases: tuple[type, ...], extra_ns: dict[str,
     params, body = [], []
     for i, f in enumerate(st.fields):
         d = f"_d{i}"
-        if f.is_array:
+        if f.is_array and f.default is not None:
+            # a fresh list per instance; an array declared =null defaults to None like any scalar
             ns[d] = _MISSING
             params.append(f"{f.name}={d}")
             body.append(f"    self.{f.name} = [] if {f.name} is _MISSING else {f.name}")

@@ -16,8 +16,13 @@ array of structs; a struct's fields are the more deeply indented lines that foll
 ``vN+``, ``vA-B`` or ``vN`` and defaults to the versions of the enclosing struct. ``null=`` lists the
 versions where the field may be null. ``tag=N`` makes the field a tagged field (KIP-482) in the
 flexible versions it exists in. ``=default`` is the value of an omitted field (``null``, ``true``,
-``false``, a number, or a JSON string such as ``""``). ``ignorable`` means a non-default value may be
-dropped silently when encoding a version that cannot carry the field; without it that is an error.
+``false``, a number, or a JSON string such as ``""``). Arrays default to empty, or to null with ``=null``
+(only on a nullable array): null and empty are different values on the wire and stay different here.
+A non-nullable struct left ``None`` stands for its default (every field at its default); decoding an
+absent tagged struct gives ``None``. A tagged field is written only when it differs from its default;
+for a struct that means any field differs (KIP-482, as Kafka's generated code does). ``ignorable``
+means a non-default value may be dropped silently when encoding a version that cannot carry the field;
+without it that is an error.
 
 Adding a version is a one-line change: raise the top line's upper bound, and give any new field its
 ``vN+``.
@@ -105,7 +110,9 @@ class Field:
         return self.struct is not None
 
     def make_default(self) -> Any:
-        """A fresh default value (a new list for arrays)."""
+        """A fresh default value: a new list for arrays, except that an array declared ``=null`` defaults
+        to null (``None``), which is not the same value as an empty list on the wire (KIP-848's
+        heartbeat: null means "unchanged since the last heartbeat", empty means "none")."""
         if self.is_array:
             return [] if self.default is not None else None
         return self.default
@@ -241,8 +248,9 @@ def parse_message(text: str) -> MessageSchema:
             default = _implicit_default(base, is_array, is_struct)
         else:
             default = _parse_default(default, base, is_array)
-            if is_array and default is None:
-                default = []  # Kafka's "null" default on arrays still means empty when omitted
+            if default is None and nullable.lo is None and (is_array or not is_struct) and base != "records":
+                # Kafka's generator refuses the same: a null default needs a version that can carry null.
+                raise ValueError(f"{name}.{fname}: default null on a field that is never nullable")
         fld = Field(
             fname,
             base,

@@ -1,11 +1,18 @@
-"""KIP-482 tag sections: ascending order, unknown tags kept on decode and written back on encode."""
+"""KIP-482 tag sections: ascending order, defaults omitted, unknown tags kept on decode and written back on
+encode; and null arrays kept apart from empty ones."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafkawire.errors import ProtocolError
-from kafkawire.protocol import ApiVersionsResponse, FetchRequest, FetchResponse, MetadataRequest
+from kafkawire.protocol import (
+    ApiVersionsResponse,
+    ConsumerGroupHeartbeatRequest,
+    FetchRequest,
+    FetchResponse,
+    MetadataRequest,
+)
 from kafkawire.protocol._compile import read_uvarint, write_uvarint
 
 
@@ -70,3 +77,44 @@ def test_uvarint_round_trip(n):
 def test_uvarint_rejects_truncated_or_overlong(raw):
     with pytest.raises(ProtocolError):
         read_uvarint(raw, 0)
+
+
+def test_tagged_struct_equal_to_its_default_is_omitted():
+    # KIP-482 (and Kafka's generated code): a tagged struct whose fields are all at their defaults is not
+    # written, whether it is left None or set to a default instance; any non-default field writes it.
+    P = FetchResponse.PartitionData
+    plain = FetchResponse(responses=[FetchResponse.FetchableTopicResponse(topic="t", partitions=[P()])])
+    for v in (12, 16):
+        body = plain.encode_body(v)
+        part = plain.responses[0].partitions[0]
+        part.diverging_epoch = FetchResponse.EpochEndOffset()
+        part.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
+        part.snapshot_id = FetchResponse.SnapshotId()
+        assert plain.encode_body(v) == body
+        part.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=3, leader_epoch=-1)
+        written = plain.encode_body(v)
+        assert len(written) > len(body)
+        back = FetchResponse.decode(written, v).responses[0].partitions[0]
+        assert back.current_leader.leader_id == 3 and back.diverging_epoch is None
+        part.current_leader = part.diverging_epoch = part.snapshot_id = None
+    req = FetchRequest(replica_state=FetchRequest.ReplicaState())
+    assert req.encode_body(15) == FetchRequest().encode_body(15)
+    state = FetchRequest(replica_state=FetchRequest.ReplicaState(replica_epoch=4))
+    assert FetchRequest.decode(state.encode_body(15), 15).replica_state.replica_epoch == 4
+
+
+def test_null_and_empty_arrays_stay_distinct():
+    # KIP-848: in ConsumerGroupHeartbeat, null means "unchanged since the last heartbeat" and an empty
+    # list means "none"; the spec's default is null, as in Java's ConsumerGroupHeartbeatRequestData.
+    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="m", member_epoch=-1)
+    assert leave.subscribed_topic_names is None and leave.topic_partitions is None
+    for v in (0, 1):
+        back = ConsumerGroupHeartbeatRequest.decode(leave.encode_body(v), v)
+        assert back.subscribed_topic_names is None and back.topic_partitions is None
+        empty = ConsumerGroupHeartbeatRequest(group_id="g", subscribed_topic_names=[], topic_partitions=[])
+        back = ConsumerGroupHeartbeatRequest.decode(empty.encode_body(v), v)
+        assert back.subscribed_topic_names == [] and back.topic_partitions == []
+        assert empty.encode_body(v) != ConsumerGroupHeartbeatRequest(group_id="g").encode_body(v)
+    # A nullable array whose default is empty: null is not the default, so it is written (and read) as null.
+    assert MetadataRequest.decode(MetadataRequest(topics=None).encode_body(12), 12).topics is None
+    assert MetadataRequest.decode(MetadataRequest().encode_body(12), 12).topics == []
