@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafkawire",
         description="The Apache Kafka wire protocol at compiled speed: a command line over kafkawire's client.",
+        epilog="Connection and security options (-b/--bootstrap, --timeout, -X KEY=VALUE, --command-config, "
+        "--security-protocol, --sasl-*, --ca-file) go before or after the command: "
+        "kafkawire -b HOST:PORT topics list.",
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -96,6 +99,54 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _global_options() -> dict[str, bool]:
+    """The connection and security options (``-b``, ``--timeout``, ``-X``, ``--command-config``, ...): option
+    string -> whether it takes a value. Kafka's tools and kcat accept them anywhere on the line."""
+    from ._common import add_connection_args
+
+    template = argparse.ArgumentParser(add_help=False)
+    add_connection_args(template)
+    return {s: a.nargs != 0 for a in template._actions for s in a.option_strings}
+
+
+def hoist_global_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """Move connection options written before the command (``kafkawire -b HOST:PORT topics list``) to
+    just after the command and its action (``topics list -b HOST:PORT``), where argparse looks for them.
+
+    Anything else before the command (``--version``, ``-h``, a typo) stays where it is, so argparse
+    reports it as usual.
+    """
+    argv = list(argv)
+    known = _global_options()
+    hoisted: list[str] = []
+    kept: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        token = argv[i]
+        name, eq, _ = token.partition("=")
+        if name in known:
+            takes_value = known[name] and not eq
+            hoisted += argv[i : i + 1 + takes_value]
+            i += 1 + takes_value
+            continue
+        short = next((s for s in known if len(s) == 2 and s[1] != "-" and token.startswith(s) and len(token) > 2), None)
+        if short is not None and known[short]:  # -bHOST:PORT, -Xkey=value
+            hoisted.append(token)
+            i += 1
+            continue
+        kept.append(token)
+        i += 1
+    # The command and its action, e.g. ``topics list``: the options belong to the innermost parser.
+    j, current = i, parser
+    while j < len(argv):
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or argv[j] not in subs[0].choices:
+            break
+        current = subs[0].choices[argv[j]]
+        j += 1
+    return kept + argv[i:j] + hoisted + argv[j:]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kafkawire`` console script: parse ``argv``, run the command, return its exit
     status (1 with a one-line message for kafkawire's own errors, 130 for Ctrl-C)."""
@@ -103,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import KafkaWireError
     from ._common import CliError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(hoist_global_options(parser, sys.argv[1:] if argv is None else argv))
     try:
         return int(args.run(args) or 0)
     except (KafkaWireError, CliError, MissingDependencyError) as e:

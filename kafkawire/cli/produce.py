@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
-from ._common import CliError, add_connection_args, make_client, parse_pairs
+from ._common import CliError, add_connection_args, make_client, parse_pairs, partitions_of
 
 __all__ = ["add_arguments", "run"]
 
@@ -124,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
     total = 0
     per_partition: dict[int, list[int]] = {}  # partition -> [first offset, last offset, count]
     with make_client(args) as client:
+        # A missing topic (or partition) is reported at once, as consume and offsets do, instead of after
+        # the client's retries of UNKNOWN_TOPIC_OR_PARTITION have run out --timeout.
+        available = partitions_of(client, args.topic)
+        if args.partition is not None and args.partition not in available:
+            raise CliError(f"topic {args.topic!r} has no partition {args.partition} (partitions: {available})")
         keys: list[bytes | None] = []
         values: list[bytes] = []
 
