@@ -16,7 +16,8 @@ classes reachable from the message class) and encoded for the version chosen at 
     for t in resp.topics:
         print(t.name, t.error_code, [p.partition_index for p in t.partitions])
 
-Omitted fields take the spec's default (arrays a fresh empty list, tagged structs None). Encoding a
+Omitted fields take the spec's default (arrays a fresh empty list, or None where the spec says null:
+null and empty are different values; tagged structs None, which stands for the default struct). Encoding a
 field set to a non-default value in a version that cannot carry it raises
 :class:`kafkawire.errors.ProtocolError`, unless the spec marks it *ignorable* (then it is dropped).
 Decoding malformed or hostile bytes raises :class:`kafkawire.errors.ProtocolError` and nothing else.
@@ -55,7 +56,9 @@ Versions run from 0 for every API, including those Kafka 4.0 stopped serving (KI
 newest *stable* version in Apache Kafka's message specs at the time of writing (Kafka 4.1 and the few
 later additions such as Fetch v18; versions upstream marks unstable, like InitProducerId v6, are left
 out). Negotiation picks the highest version both sides speak, so extra versions only matter to brokers
-that advertise them.
+that advertise them. ``tests/protocol/test_kafka_conformance.py`` checks every declared version against
+the message specs in the pinned ``kafka-clients`` jar, and the versions Kafka 4.0 removed against those
+of the legacy release (Kafka 3.9).
 """
 
 from __future__ import annotations
@@ -104,6 +107,27 @@ IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse = build_pair("in
 DescribeClusterRequest, DescribeClusterResponse = build_pair("describe_cluster")
 ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse = build_pair("consumer_group_heartbeat")
 ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse = build_pair("consumer_group_describe")
+OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse = build_pair("offset_for_leader_epoch")
+WriteTxnMarkersRequest, WriteTxnMarkersResponse = build_pair("write_txn_markers")
+DescribeAclsRequest, DescribeAclsResponse = build_pair("describe_acls")
+CreateAclsRequest, CreateAclsResponse = build_pair("create_acls")
+DeleteAclsRequest, DeleteAclsResponse = build_pair("delete_acls")
+DescribeLogDirsRequest, DescribeLogDirsResponse = build_pair("describe_log_dirs")
+ElectLeadersRequest, ElectLeadersResponse = build_pair("elect_leaders")
+AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse = build_pair("alter_partition_reassignments")
+ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse = build_pair("list_partition_reassignments")
+OffsetDeleteRequest, OffsetDeleteResponse = build_pair("offset_delete")
+DescribeClientQuotasRequest, DescribeClientQuotasResponse = build_pair("describe_client_quotas")
+AlterClientQuotasRequest, AlterClientQuotasResponse = build_pair("alter_client_quotas")
+DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse = build_pair(
+    "describe_user_scram_credentials"
+)
+AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse = build_pair("alter_user_scram_credentials")
+UpdateFeaturesRequest, UpdateFeaturesResponse = build_pair("update_features")
+DescribeProducersRequest, DescribeProducersResponse = build_pair("describe_producers")
+DescribeTransactionsRequest, DescribeTransactionsResponse = build_pair("describe_transactions")
+ListTransactionsRequest, ListTransactionsResponse = build_pair("list_transactions")
+DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse = build_pair("describe_topic_partitions")
 
 #: API key -> (request class, response class), for every API this package speaks.
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
@@ -140,6 +164,25 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         DescribeClusterRequest,
         ConsumerGroupHeartbeatRequest,
         ConsumerGroupDescribeRequest,
+        OffsetForLeaderEpochRequest,
+        WriteTxnMarkersRequest,
+        DescribeAclsRequest,
+        CreateAclsRequest,
+        DeleteAclsRequest,
+        DescribeLogDirsRequest,
+        ElectLeadersRequest,
+        AlterPartitionReassignmentsRequest,
+        ListPartitionReassignmentsRequest,
+        OffsetDeleteRequest,
+        DescribeClientQuotasRequest,
+        AlterClientQuotasRequest,
+        DescribeUserScramCredentialsRequest,
+        AlterUserScramCredentialsRequest,
+        UpdateFeaturesRequest,
+        DescribeProducersRequest,
+        DescribeTransactionsRequest,
+        ListTransactionsRequest,
+        DescribeTopicPartitionsRequest,
     )
 }
 

@@ -12,9 +12,9 @@ to compare against another release. For each (API, direction) and each version b
   spec codec's, the spec codec decodes kafkawire's bytes to the original value, and kafkawire decodes the
   spec codec's bytes to it.
 
-Versions kafkawire declares below Kafka's oldest are those Kafka 4.0 removed (KIP-896) and older brokers
-still speak; they are listed, not compared. A declared version Kafka does not have, or marks unstable,
-is a difference.
+Versions kafkawire declares below the pin's oldest are those Kafka 4.0 removed (KIP-896) and older brokers
+still speak; they are compared the same way with the specs (and Java classes) of the legacy release,
+Kafka 3.9. A declared version neither release has, or one the pin marks unstable, is a difference.
 """
 
 from __future__ import annotations
@@ -30,8 +30,17 @@ from kafkawire.protocol import _registry
 from kafkawire.protocol.message import Message
 from kafkawire.protocol.schema import Field, StructSchema
 from kafkawire.testing.java import json_lines, run_java
+from kafkawire.testing.kafka import LEGACY_KAFKA_VERSION, kafka_version
 
-from .kafka_specs import STRUCT_DEFAULT, SpecCodec, SpecStruct, default_struct, load_specs, random_value
+from .kafka_specs import (
+    STRUCT_DEFAULT,
+    MessageSpec,
+    SpecCodec,
+    SpecStruct,
+    default_struct,
+    load_specs,
+    random_value,
+)
 
 RANDOM_MESSAGES = 30  # per (API, version, direction), besides the all-defaults and all-nulls messages
 
@@ -44,14 +53,41 @@ def _cls(module: str, kind: int) -> type[Message]:
 
 
 @pytest.fixture(scope="module")
-def specs():
-    return load_specs()
+def specs() -> dict[str, dict[str, MessageSpec]]:
+    """Kafka release -> its message specs: the pinned broker's, and the legacy one's for older versions."""
+    return {release: load_specs(release) for release in (kafka_version(), LEGACY_KAFKA_VERSION)}
 
 
-def _versions(cls: type[Message], spec: Any) -> range:
-    lo = max(cls.MIN_VERSION, spec.valid.lo)
-    hi = min(cls.MAX_VERSION, spec.valid.hi)
-    return range(lo, hi + 1)
+def _plan(cls: type[Message], specs: dict[str, dict[str, MessageSpec]]) -> tuple[list, list[str]]:
+    """Which release's spec judges which declared versions: the pin's for the versions it has, the legacy
+    release's for older ones (those Kafka 4.0 removed, KIP-896). Returns ``([(release, spec, versions)],
+    differences)``; a declared version neither describes is a difference."""
+    pin, legacy = kafka_version(), LEGACY_KAFKA_VERSION
+    plan, diffs = [], []
+    covered: set[int] = set()
+    spec = specs[pin].get(cls.SCHEMA.name)
+    if spec is None:
+        return [], [f"Kafka {pin} has no message named {cls.SCHEMA.name}"]
+    if cls.MAX_VERSION > spec.valid.hi:
+        diffs.append(f"declares v{cls.MAX_VERSION}, Kafka {pin}'s newest is v{spec.valid.hi}")
+    elif spec.latest_unstable and cls.MAX_VERSION == spec.valid.hi:
+        diffs.append(f"declares v{cls.MAX_VERSION}, which Kafka {pin} marks unstable (latestVersionUnstable)")
+    versions = range(max(cls.MIN_VERSION, spec.valid.lo), min(cls.MAX_VERSION, spec.valid.hi) + 1)
+    if versions:
+        plan.append((pin, spec, versions))
+        covered.update(versions)
+    old = specs[legacy].get(cls.SCHEMA.name)
+    if cls.MIN_VERSION < spec.valid.lo and old is not None:
+        older = range(max(cls.MIN_VERSION, old.valid.lo), min(cls.MAX_VERSION, spec.valid.lo - 1, old.valid.hi) + 1)
+        if older:
+            plan.append((legacy, old, older))
+            covered.update(older)
+    missing = [v for v in range(cls.MIN_VERSION, cls.MAX_VERSION + 1) if v not in covered]
+    if missing:
+        diffs.append(f"no spec of Kafka {pin} or {legacy} describes versions {missing}")
+    if spec.api_key != cls.API_KEY:
+        diffs.append(f"API key {cls.API_KEY} != Kafka's {spec.api_key}")
+    return plan, diffs
 
 
 # ------------------------------------------------------------------------------------------ schema facts
@@ -131,22 +167,14 @@ def _struct_names(kw: StructSchema, kafka: SpecStruct, v: int, path: str, diffs:
 @pytest.mark.parametrize(("key", "module", "kind"), PAIRS, ids=IDS)
 def test_schema_facts(specs, key, module, kind):
     cls = _cls(module, kind)
-    spec = specs.get(cls.SCHEMA.name)
-    assert spec is not None, f"Kafka has no message named {cls.SCHEMA.name}"
-    diffs = []
-    if spec.api_key != key:
-        diffs.append(f"API key {key} != Kafka's {spec.api_key}")
-    if cls.MAX_VERSION > spec.valid.hi:
-        diffs.append(f"declares v{cls.MAX_VERSION}, Kafka's newest is v{spec.valid.hi}")
-    elif spec.latest_unstable and cls.MAX_VERSION == spec.valid.hi:
-        diffs.append(f"declares v{cls.MAX_VERSION}, which Kafka marks unstable (latestVersionUnstable)")
-    versions = _versions(cls, spec)
-    assert len(versions) > 0, f"no version in common with Kafka's {spec.valid}"
-    for v in versions:
-        if cls.is_flexible(v) != (v in spec.flexible):
-            diffs.append(f"v{v}: flexible {cls.is_flexible(v)} != Kafka's {v in spec.flexible}")
-        _compare_facts(_kw_facts(cls.SCHEMA.root, v), _spec_facts(spec.root, v), f"v{v} {spec.name}", diffs)
-        _struct_names(cls.SCHEMA.root, spec.root, v, f"v{v} {spec.name}", diffs)
+    plan, diffs = _plan(cls, specs)
+    for release, spec, versions in plan:
+        for v in versions:
+            where = f"v{v} {spec.name} (Kafka {release})"
+            if cls.is_flexible(v) != (v in spec.flexible):
+                diffs.append(f"{where}: flexible {cls.is_flexible(v)} != Kafka's {v in spec.flexible}")
+            _compare_facts(_kw_facts(cls.SCHEMA.root, v), _spec_facts(spec.root, v), where, diffs)
+            _struct_names(cls.SCHEMA.root, spec.root, v, where, diffs)
     assert diffs == [], f"{len(diffs)} differences from Kafka's spec:\n" + "\n".join(diffs[:40])
 
 
@@ -207,24 +235,25 @@ def _first_difference(a: bytes, b: bytes, names: tuple[str, str] = ("kafkawire",
 @pytest.mark.parametrize(("key", "module", "kind"), PAIRS, ids=IDS)
 def test_bytes_both_ways(specs, key, module, kind):
     cls = _cls(module, kind)
-    spec = specs[cls.SCHEMA.name]
+    plan, _ = _plan(cls, specs)  # what no spec describes is test_schema_facts' finding
     diffs: list[str] = []
     count = 0
-    for v in _versions(cls, spec):
-        codec = SpecCodec(spec, v)
-        for label, value in _messages(spec, v):
-            count += 1
-            where = f"v{v} {label}"
-            kafka_bytes = codec.encode(value)
-            assert codec.decode(kafka_bytes) == value, f"{where}: the spec codec does not round-trip"  # self-check
-            # The all-defaults message is kafkawire's object built with no arguments: its defaults are checked too.
-            obj = cls() if label == "defaults" else _to_kw(cls, cls.SCHEMA.root, cls._classes, value)
-            kw_bytes = obj.encode_body(v)
-            if kw_bytes != kafka_bytes:
-                diffs.append(f"{where}: encodes differently, {_first_difference(kw_bytes, kafka_bytes)}")
-                continue
-            if (back := _project(cls.decode(kafka_bytes, v), spec.root, v)) != value:
-                diffs.append(f"{where}: kafkawire decodes Kafka's bytes to {back!r:.300}, not {value!r:.300}")
+    for release, spec, versions in plan:
+        for v in versions:
+            codec = SpecCodec(spec, v)
+            for label, value in _messages(spec, v):
+                count += 1
+                where = f"v{v} {label} (Kafka {release})"
+                kafka_bytes = codec.encode(value)
+                assert codec.decode(kafka_bytes) == value, f"{where}: the spec codec does not round-trip"  # self-check
+                # The all-defaults message is kafkawire's object built with no arguments: its defaults are checked too.
+                obj = cls() if label == "defaults" else _to_kw(cls, cls.SCHEMA.root, cls._classes, value)
+                kw_bytes = obj.encode_body(v)
+                if kw_bytes != kafka_bytes:
+                    diffs.append(f"{where}: encodes differently, {_first_difference(kw_bytes, kafka_bytes)}")
+                    continue
+                if (back := _project(cls.decode(kafka_bytes, v), spec.root, v)) != value:
+                    diffs.append(f"{where}: kafkawire decodes Kafka's bytes to {back!r:.300}, not {value!r:.300}")
     assert count > 0
     assert diffs == [], f"{len(diffs)} of {count} messages differ from Kafka's spec:\n" + "\n".join(diffs[:30])
 
@@ -234,24 +263,29 @@ def test_bytes_both_ways(specs, key, module, kind):
 JAVA = Path(__file__).parent / "java" / "KafkaMessages.java"
 
 
-def test_spec_codec_and_kafkawire_match_kafkas_java_classes(specs):
+@pytest.mark.parametrize("which", ["pin", "legacy"])
+def test_spec_codec_and_kafkawire_match_kafkas_java_classes(specs, which):
     """The spec codec is only as good as its reading of Kafka's generator: Kafka's generated Java classes
-    (kafka-clients) parse every message of the test above and write it back, and a fresh
-    ``<Message>Data()`` is written at every version; both must give the spec codec's bytes, and kafkawire's
-    default-built messages must give Java's."""
+    (kafka-clients of the same release) parse every message of the test above and write it back, and a
+    fresh ``<Message>Data()`` is written at every version; both must give the spec codec's bytes, and
+    kafkawire's default-built messages must give Java's."""
+    release = kafka_version() if which == "pin" else LEGACY_KAFKA_VERSION
     lines: list[str] = []
     expected: list[tuple[str, str, str]] = []  # (message, whose bytes, hex)
     for _key, module, kind in PAIRS:
         cls = _cls(module, kind)
-        spec = specs[cls.SCHEMA.name]
-        for v in _versions(cls, spec):
-            codec = SpecCodec(spec, v)
-            lines.append(f"default\t{spec.name}\t{v}")
-            expected.append((f"{spec.name} v{v} defaults", "kafkawire", cls().encode_body(v).hex()))
-            for label, value in _messages(spec, v):
-                lines.append(f"decode\t{spec.name}\t{v}\t{codec.encode(value).hex()}")
-                expected.append((f"{spec.name} v{v} {label}", "spec codec", lines[-1].rsplit("\t", 1)[1]))
-    out = json_lines(run_java(JAVA, input="\n".join(lines) + "\n", timeout=600).stdout)
+        for spec_release, spec, versions in _plan(cls, specs)[0]:
+            if spec_release != release:
+                continue
+            for v in versions:
+                codec = SpecCodec(spec, v)
+                lines.append(f"default\t{spec.name}\t{v}")
+                expected.append((f"{spec.name} v{v} defaults", "kafkawire", cls().encode_body(v).hex()))
+                for label, value in _messages(spec, v):
+                    lines.append(f"decode\t{spec.name}\t{v}\t{codec.encode(value).hex()}")
+                    expected.append((f"{spec.name} v{v} {label}", "spec codec", lines[-1].rsplit("\t", 1)[1]))
+    assert lines, f"nothing of kafkawire's is judged by Kafka {release}'s specs"
+    out = json_lines(run_java(JAVA, input="\n".join(lines) + "\n", timeout=600, version=release).stdout)
     assert len(out) == len(lines)
     diffs = []
     for (where, whose, want), got in zip(expected, out):
@@ -260,5 +294,5 @@ def test_spec_codec_and_kafkawire_match_kafkas_java_classes(specs):
         elif got["hex"] != want:
             got_bytes = bytes.fromhex(got["hex"])
             diffs.append(f"{where}: {_first_difference(bytes.fromhex(want), got_bytes, (whose, 'Java'))}")
-    head = f"{len(diffs)} of {len(lines)} messages differ from Kafka's Java classes:\n"
+    head = f"{len(diffs)} of {len(lines)} messages differ from Kafka {release}'s Java classes:\n"
     assert diffs == [], head + "\n".join(diffs[:30])
