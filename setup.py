@@ -1,4 +1,4 @@
-"""Build the compiled core (kafkawire/_codec.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
+"""Build the compiled core (kafkawire/_codec.pyx, kafkawire/serde/_avro.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
 
 import os
 import sys
@@ -42,7 +42,16 @@ if not PURE:
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
-            )
+            ),
+            # The Avro column decoder of kafkawire.serde (issue 20); its pure twin is serde/_avro_pure.py.
+            Extension(
+                "kafkawire.serde._avro",
+                ["kafkawire/serde/_avro.pyx"],
+                include_dirs=[np.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            ),
         ],
         compiler_directives={
             "language_level": "3",

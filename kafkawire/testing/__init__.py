@@ -34,6 +34,7 @@ from .brokers import (
     wait_for_port,
 )
 from .kafka import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, ApacheKafkaBroker
+from .schema_registry import SchemaRegistryServer, start_schema_registry  # noqa: F401 (Apicurio, issue 20)
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",

@@ -1,0 +1,31 @@
+"""Registry-framed values as columns: Confluent Schema Registry formats decoded and encoded in bulk.
+
+Most topics carry Avro (or JSON Schema, or Protobuf) values in the Confluent wire format: magic byte 0, a
+big-endian int32 schema id, then the body, with the schemas in a Schema Registry. This package turns a whole
+column of such values into one Arrow array in a compiled pass, and back::
+
+    from kafkawire.serde import SchemaRegistry, decode_avro, encode_avro
+
+    registry = SchemaRegistry("http://localhost:8081")
+    table = decode_avro(records.value, registry, subject="orders-value")   # pyarrow.StructArray
+    values = encode_avro(table, registry, subject="orders-value")          # kafkawire.BinaryColumn
+
+:class:`SchemaRegistry` speaks the registry's REST API (cached, one deadline per call);
+:func:`decode_avro` resolves every writer schema id it meets against one reader schema (by default the
+subject's latest), so values written under several schema versions decode into one table.
+"""
+
+from .avro import AvroDecodeError, decode_avro, encode_avro
+from .avro_schema import AvroSchemaError
+from .registry import RegisteredSchema, SchemaReference, SchemaRegistry, SchemaRegistryError
+
+__all__ = [
+    "AvroDecodeError",
+    "AvroSchemaError",
+    "RegisteredSchema",
+    "SchemaReference",
+    "SchemaRegistry",
+    "SchemaRegistryError",
+    "decode_avro",
+    "encode_avro",
+]

@@ -1,0 +1,659 @@
+# cython: language_level=3
+"""The compiled Avro column decoder: one pass over Confluent-framed values into raw Arrow column buffers.
+
+It runs the program of :mod:`kafkawire.serde.avro_plan` (a table of nodes, each reading one writer value and
+appending it to one reader column) with the GIL released, and returns per column ``(length, validity bytes,
+int32 offsets, data)``, exactly what the pure-Python reference :mod:`kafkawire.serde._avro_pure` returns, with
+the same error messages. Every read is bounds-checked against the value's end; counts are checked against the
+bytes left before anything is appended; nesting is bounded; a failed allocation is a MemoryError.
+"""
+
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT64_MIN
+from libc.stdlib cimport free, malloc, realloc, calloc
+from libc.string cimport memcpy, memset
+from libc.stdio cimport snprintf
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    /* Strict UTF-8 (as Python's codec: no overlongs, no surrogates, nothing above U+10FFFF). 1 = valid. */
+    static int kw_utf8_valid(const unsigned char *s, long long n) {
+        long long i = 0;
+        while (i < n) {
+            unsigned char c = s[i];
+            if (c < 0x80) {
+                /* ASCII runs are the common case: eight bytes at a time */
+                while (i + 8 <= n) {
+                    unsigned long long w;
+                    memcpy(&w, s + i, 8);
+                    if (w & 0x8080808080808080ULL) break;
+                    i += 8;
+                }
+                if (i < n && s[i] < 0x80) i++;
+                continue;
+            }
+            if (c >= 0xC2 && c <= 0xDF) {
+                if (i + 1 >= n || (s[i+1] & 0xC0) != 0x80) return 0;
+                i += 2;
+            } else if (c >= 0xE0 && c <= 0xEF) {
+                if (i + 2 >= n) return 0;
+                unsigned char c1 = s[i+1];
+                if ((c1 & 0xC0) != 0x80 || (s[i+2] & 0xC0) != 0x80) return 0;
+                if (c == 0xE0 && c1 < 0xA0) return 0;         /* overlong */
+                if (c == 0xED && c1 >= 0xA0) return 0;        /* surrogates */
+                i += 3;
+            } else if (c >= 0xF0 && c <= 0xF4) {
+                if (i + 3 >= n) return 0;
+                unsigned char c1 = s[i+1];
+                if ((c1 & 0xC0) != 0x80 || (s[i+2] & 0xC0) != 0x80 || (s[i+3] & 0xC0) != 0x80) return 0;
+                if (c == 0xF0 && c1 < 0x90) return 0;         /* overlong */
+                if (c == 0xF4 && c1 >= 0x90) return 0;        /* above U+10FFFF */
+                i += 4;
+            } else {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    """
+    int kw_utf8_valid(const unsigned char *s, long long n) nogil
+
+# Keep equal to _avro_pure: the differential tests compare error messages word for word.
+DEF MAX_DEPTH = 128
+DEF ZERO_SIZE_ITEMS = 1048576
+DEF INT32_MAX = 2147483647
+DEF MSG = 320
+
+# column kinds and ops: kafkawire/serde/avro_plan.py
+DEF K_NULL = 0
+DEF K_FIXED = 1
+DEF K_VAR = 2
+DEF K_STRUCT = 3
+DEF K_LIST = 4
+DEF K_MAP = 5
+DEF K_UNION = 6
+
+DEF OP_NULL = 0
+DEF OP_BOOL = 1
+DEF OP_INT = 2
+DEF OP_LONG = 3
+DEF OP_FLOAT = 4
+DEF OP_DOUBLE = 5
+DEF OP_BYTES = 6
+DEF OP_FIXED = 7
+DEF OP_ENUM = 8
+DEF OP_DEC_BYTES = 9
+DEF OP_DEC_FIXED = 10
+DEF OP_DURATION = 11
+DEF OP_RECORD = 12
+DEF OP_ARRAY = 13
+DEF OP_MAP = 14
+DEF OP_UNION = 15
+DEF OP_BRANCH = 16
+DEF OP_DEFAULT = 17
+DEF OP_ERROR = 18
+
+DEF T_I32 = 0
+DEF T_I64 = 1
+DEF T_F32 = 2
+DEF T_F64 = 3
+
+DEF E_DECODE = 1
+DEF E_MEMORY = 2
+
+
+cdef struct Buf:
+    uint8_t* p
+    size_t n
+    size_t cap
+
+
+cdef struct Col:
+    int kind
+    int width
+    int64_t length
+    Buf valid
+    Buf data
+    Buf offs
+    const int32_t* children
+    int nchildren
+
+
+cdef struct St:
+    const int64_t* nodes
+    const int32_t* kids
+    const uint8_t** blob_p
+    const int64_t* blob_n
+    Col* cols
+    const uint8_t* buf
+    int64_t pos
+    int64_t end
+    int64_t base
+    int64_t zero_budget
+    int err
+    char msg[MSG]
+
+
+cdef inline int reserve(St* s, Buf* b, size_t extra) noexcept nogil:
+    cdef size_t need = b.n + extra
+    cdef size_t cap
+    cdef uint8_t* q
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 256
+    while cap < need:
+        cap *= 2
+    q = <uint8_t*>realloc(b.p, cap)
+    if q == NULL:
+        s.err = E_MEMORY
+        return -1
+    b.p = q
+    b.cap = cap
+    return 0
+
+
+cdef inline int push_byte(St* s, Buf* b, uint8_t v) noexcept nogil:
+    if b.n == b.cap and reserve(s, b, 1) < 0:
+        return -1
+    b.p[b.n] = v
+    b.n += 1
+    return 0
+
+
+cdef inline int push_i32(St* s, Buf* b, int32_t v) noexcept nogil:
+    if b.n + 4 > b.cap and reserve(s, b, 4) < 0:
+        return -1
+    memcpy(b.p + b.n, &v, 4)
+    b.n += 4
+    return 0
+
+
+cdef inline int push_bytes(St* s, Buf* b, const void* src, size_t n) noexcept nogil:
+    if b.n + n > b.cap and reserve(s, b, n) < 0:
+        return -1
+    if n:
+        memcpy(b.p + b.n, src, n)
+    b.n += n
+    return 0
+
+
+cdef inline int fail(St* s) noexcept nogil:
+    s.err = E_DECODE
+    return -1
+
+
+cdef inline int need(St* s, int64_t n) noexcept nogil:
+    if n > s.end - s.pos:
+        snprintf(s.msg, MSG, "value truncated: %lld bytes needed at byte %lld, %lld left",
+                 <long long>n, <long long>(s.pos - s.base), <long long>(s.end - s.pos))
+        return fail(s)
+    return 0
+
+
+cdef inline int read_long(St* s, int64_t* out) noexcept nogil:
+    cdef uint64_t z = 0
+    cdef int shift = 0
+    cdef uint8_t c
+    while True:
+        if s.pos >= s.end:
+            snprintf(s.msg, MSG, "value truncated: varint runs past the end at byte %lld", <long long>(s.pos - s.base))
+            return fail(s)
+        c = s.buf[s.pos]
+        s.pos += 1
+        if shift == 63 and c > 1:
+            snprintf(s.msg, MSG, "varint overflows 64 bits at byte %lld", <long long>(s.pos - 1 - s.base))
+            return fail(s)
+        z |= (<uint64_t>(c & 0x7F)) << shift
+        if c < 0x80:
+            break
+        shift += 7
+    out[0] = <int64_t>(z >> 1) ^ -(<int64_t>(z & 1))
+    return 0
+
+
+cdef inline int read_int(St* s, int64_t* out) noexcept nogil:
+    cdef int64_t start = s.pos
+    if read_long(s, out) < 0:
+        return -1
+    if out[0] < -2147483648 or out[0] > INT32_MAX:
+        snprintf(s.msg, MSG, "int %lld out of range at byte %lld", <long long>out[0], <long long>(start - s.base))
+        return fail(s)
+    return 0
+
+
+cdef inline int read_len(St* s, int64_t* out) noexcept nogil:
+    cdef int64_t start = s.pos
+    if read_long(s, out) < 0:
+        return -1
+    if out[0] < 0:
+        snprintf(s.msg, MSG, "negative length %lld at byte %lld", <long long>out[0], <long long>(start - s.base))
+        return fail(s)
+    return need(s, out[0])
+
+
+cdef inline int slot(St* s, Col* col, uint8_t valid) noexcept nogil:
+    col.length += 1
+    return push_byte(s, &col.valid, valid)
+
+
+cdef inline int push_fixed(St* s, int64_t c, const void* src, size_t n) noexcept nogil:
+    cdef Col* col
+    if c < 0:
+        return 0
+    col = &s.cols[c]
+    if slot(s, col, 1) < 0:
+        return -1
+    return push_bytes(s, &col.data, src, n)
+
+
+cdef int append_null(St* s, int64_t c) noexcept nogil:
+    cdef Col* col = &s.cols[c]
+    cdef int i
+    cdef int32_t last
+    if slot(s, col, 0) < 0:
+        return -1
+    if col.kind == K_FIXED:
+        if reserve(s, &col.data, col.width) < 0:
+            return -1
+        memset(col.data.p + col.data.n, 0, col.width)
+        col.data.n += col.width
+    elif col.kind == K_VAR or col.kind == K_LIST or col.kind == K_MAP:
+        memcpy(&last, col.offs.p + col.offs.n - 4, 4)
+        return push_i32(s, &col.offs, last)
+    elif col.kind == K_STRUCT:
+        for i in range(col.nchildren):
+            if append_null(s, col.children[i]) < 0:
+                return -1
+    elif col.kind == K_UNION:
+        if push_byte(s, &col.data, 0) < 0:
+            return -1
+        if push_i32(s, &col.offs, <int32_t>s.cols[col.children[0]].length) < 0:
+            return -1
+        return append_null(s, col.children[0])
+    return 0
+
+
+cdef int run(St* s, int64_t n, int depth) noexcept nogil:
+    cdef const int64_t* nd = s.nodes + 8 * n
+    cdef int64_t op = nd[0], c = nd[1], a0 = nd[2], a1 = nd[3], koff = nd[5], kn = nd[6], blob = nd[7]
+    cdef int64_t v, i, r, count, start, j, width, item, total
+    cdef int32_t i32
+    cdef float f32
+    cdef double f64
+    cdef uint8_t b
+    cdef uint8_t dec[32]
+    cdef uint32_t months, days, millis
+    cdef int64_t nanos
+    cdef Col* col
+    cdef const uint8_t* saved_buf
+    cdef int64_t saved_pos, saved_end, saved_base
+    cdef int rc
+    if op == OP_INT or op == OP_LONG:
+        if op == OP_INT:
+            if read_int(s, &v) < 0:
+                return -1
+        elif read_long(s, &v) < 0:
+            return -1
+        if c < 0:
+            return 0
+        if a0 == T_I32:
+            i32 = <int32_t>v
+            return push_fixed(s, c, &i32, 4)
+        if a0 == T_I64:
+            return push_fixed(s, c, &v, 8)
+        if a0 == T_F32:
+            f32 = <float>v
+            return push_fixed(s, c, &f32, 4)
+        f64 = <double>v
+        return push_fixed(s, c, &f64, 8)
+    if op == OP_BYTES:
+        if read_len(s, &v) < 0:
+            return -1
+        start = s.pos
+        if a0 and not kw_utf8_valid(s.buf + s.pos, v):
+            snprintf(s.msg, MSG, "invalid UTF-8 in a string at byte %lld", <long long>(start - s.base))
+            return fail(s)
+        s.pos += v
+        if c < 0:
+            return 0
+        col = &s.cols[c]
+        if slot(s, col, 1) < 0 or push_bytes(s, &col.data, s.buf + start, v) < 0:
+            return -1
+        if col.data.n > INT32_MAX:
+            snprintf(s.msg, MSG, "a column exceeds 2 GiB of data: decode fewer values at a time")
+            return fail(s)
+        return push_i32(s, &col.offs, <int32_t>col.data.n)
+    if op == OP_RECORD:
+        if depth >= MAX_DEPTH:
+            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
+                     <long long>(s.pos - s.base))
+            return fail(s)
+        for j in range(koff, koff + kn):
+            if run(s, s.kids[j], depth + 1) < 0:
+                return -1
+        if c >= 0:
+            return slot(s, &s.cols[c], 1)
+        return 0
+    if op == OP_UNION:
+        if depth >= MAX_DEPTH:
+            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
+                     <long long>(s.pos - s.base))
+            return fail(s)
+        start = s.pos
+        if read_long(s, &i) < 0:
+            return -1
+        if i < 0 or i >= kn:
+            snprintf(s.msg, MSG, "invalid union index %lld at byte %lld (the union has %lld branches)",
+                     <long long>i, <long long>(start - s.base), <long long>kn)
+            return fail(s)
+        return run(s, s.kids[koff + i], depth + 1)
+    if op == OP_NULL:
+        if c >= 0:
+            return append_null(s, c)
+        return 0
+    if op == OP_DOUBLE:
+        if need(s, 8) < 0:
+            return -1
+        s.pos += 8
+        return push_fixed(s, c, s.buf + s.pos - 8, 8)
+    if op == OP_FLOAT:
+        if need(s, 4) < 0:
+            return -1
+        s.pos += 4
+        if c < 0:
+            return 0
+        if a0 == T_F32:
+            return push_fixed(s, c, s.buf + s.pos - 4, 4)
+        memcpy(&f32, s.buf + s.pos - 4, 4)
+        f64 = <double>f32
+        return push_fixed(s, c, &f64, 8)
+    if op == OP_BOOL:
+        if need(s, 1) < 0:
+            return -1
+        b = s.buf[s.pos]
+        if b > 1:
+            snprintf(s.msg, MSG, "boolean byte %d is not 0 or 1 at byte %lld", <int>b, <long long>(s.pos - s.base))
+            return fail(s)
+        s.pos += 1
+        return push_fixed(s, c, &b, 1)
+    if op == OP_FIXED:
+        if need(s, a0) < 0:
+            return -1
+        s.pos += a0
+        return push_fixed(s, c, s.buf + s.pos - a0, a0)
+    if op == OP_ENUM:
+        start = s.pos
+        if read_long(s, &i) < 0:
+            return -1
+        if i < 0 or i >= a0:
+            snprintf(s.msg, MSG, "invalid enum index %lld at byte %lld (the enum has %lld symbols)",
+                     <long long>i, <long long>(start - s.base), <long long>a0)
+            return fail(s)
+        memcpy(&i32, s.blob_p[blob] + 4 * i, 4)
+        if i32 < 0:
+            snprintf(s.msg, MSG, "enum symbol %lld at byte %lld is not in the reader enum, which has no default",
+                     <long long>i, <long long>(start - s.base))
+            return fail(s)
+        return push_fixed(s, c, &i32, 4)
+    if op == OP_DEC_BYTES or op == OP_DEC_FIXED:
+        start = s.pos
+        if op == OP_DEC_BYTES:
+            if read_len(s, &v) < 0:
+                return -1
+            width = a0
+        else:
+            v = a0
+            if need(s, v) < 0:
+                return -1
+            width = a1
+        s.pos += v
+        if c < 0:
+            return 0
+        # big-endian two's complement of v bytes -> little-endian of width bytes; bytes beyond the width must
+        # be sign extension
+        b = 0xFF if v > 0 and (s.buf[s.pos - v] & 0x80) else 0
+        memset(dec, b, width)
+        for j in range(v):
+            # byte j from the end of the value
+            if j < width:
+                dec[j] = s.buf[s.pos - 1 - j]
+            elif s.buf[s.pos - 1 - j] != b:
+                snprintf(s.msg, MSG, "decimal at byte %lld does not fit %lld bytes", <long long>(start - s.base),
+                         <long long>width)
+                return fail(s)
+        if v > width and (dec[width - 1] & 0x80) != (b & 0x80):
+            snprintf(s.msg, MSG, "decimal at byte %lld does not fit %lld bytes", <long long>(start - s.base),
+                     <long long>width)
+            return fail(s)
+        return push_fixed(s, c, dec, width)
+    if op == OP_DURATION:
+        if need(s, 12) < 0:
+            return -1
+        memcpy(&months, s.buf + s.pos, 4)
+        memcpy(&days, s.buf + s.pos + 4, 4)
+        memcpy(&millis, s.buf + s.pos + 8, 4)
+        s.pos += 12
+        if c < 0:
+            return 0
+        i32 = <int32_t>months
+        memcpy(dec, &i32, 4)
+        i32 = <int32_t>days
+        memcpy(dec + 4, &i32, 4)
+        nanos = <int64_t>millis * 1000000
+        memcpy(dec + 8, &nanos, 8)
+        return push_fixed(s, c, dec, 16)
+    if op == OP_ARRAY or op == OP_MAP:
+        if depth >= MAX_DEPTH:
+            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
+                     <long long>(s.pos - s.base))
+            return fail(s)
+        item = s.kids[koff + (1 if op == OP_MAP else 0)]
+        while True:
+            start = s.pos
+            if read_long(s, &count) < 0:
+                return -1
+            if count == 0:
+                break
+            if count < 0:
+                if count == INT64_MIN:
+                    snprintf(s.msg, MSG, "invalid block count %lld at byte %lld", <long long>count,
+                             <long long>(start - s.base))
+                    return fail(s)
+                count = -count
+                if read_long(s, &v) < 0:  # the block's size in bytes: only a skipper needs it
+                    return -1
+            if a0 > 0:
+                if count > (s.end - s.pos) // a0:
+                    snprintf(s.msg, MSG, "block of %lld items at byte %lld is longer than the %lld bytes left",
+                             <long long>count, <long long>(start - s.base), <long long>(s.end - s.pos))
+                    return fail(s)
+            else:
+                if count > s.zero_budget:
+                    snprintf(s.msg, MSG, "block of %lld items at byte %lld exceeds the limit of %d empty items "
+                             "per value", <long long>count, <long long>(start - s.base), ZERO_SIZE_ITEMS)
+                    return fail(s)
+                s.zero_budget -= count
+            for j in range(count):
+                if op == OP_MAP and run(s, s.kids[koff], depth + 1) < 0:
+                    return -1
+                if run(s, item, depth + 1) < 0:
+                    return -1
+        if c < 0:
+            return 0
+        col = &s.cols[c]
+        if slot(s, col, 1) < 0:
+            return -1
+        total = s.cols[col.children[0]].length
+        if total > INT32_MAX:
+            snprintf(s.msg, MSG, "a column exceeds 2**31 items: decode fewer values at a time")
+            return fail(s)
+        return push_i32(s, &col.offs, <int32_t>total)
+    if op == OP_BRANCH:
+        col = &s.cols[c]
+        if slot(s, col, 1) < 0 or push_byte(s, &col.data, <uint8_t>a0) < 0:
+            return -1
+        if push_i32(s, &col.offs, <int32_t>s.cols[col.children[a0]].length) < 0:
+            return -1
+        return run(s, s.kids[koff], depth + 1)
+    if op == OP_DEFAULT:
+        saved_buf, saved_pos, saved_end, saved_base = s.buf, s.pos, s.end, s.base
+        s.buf, s.pos, s.end, s.base = s.blob_p[blob], 0, s.blob_n[blob], 0
+        rc = run(s, s.kids[koff], depth + 1)
+        s.buf, s.pos, s.end, s.base = saved_buf, saved_pos, saved_end, saved_base
+        return rc
+    if op == OP_ERROR:
+        v = s.blob_n[blob] if s.blob_n[blob] < MSG - 1 else MSG - 1
+        memcpy(s.msg, s.blob_p[blob], v)
+        s.msg[v] = 0
+        return fail(s)
+    snprintf(s.msg, MSG, "corrupt program: op %lld", <long long>op)
+    return fail(s)
+
+
+cdef int decode_row(St* s, const uint8_t* data, int64_t start, int64_t end, const int64_t* root_ids,
+                    const int64_t* root_nodes, int64_t nroots) noexcept nogil:
+    cdef int64_t sid, k, node = -1
+    if end - start < 5:
+        snprintf(s.msg, MSG, "value of %lld bytes is shorter than the 5-byte Confluent header",
+                 <long long>(end - start))
+        return fail(s)
+    if data[start] != 0:
+        snprintf(s.msg, MSG, "bad magic byte %d (the Confluent wire format starts with 0)", <int>data[start])
+        return fail(s)
+    sid = <int32_t>((<uint32_t>data[start + 1] << 24) | (<uint32_t>data[start + 2] << 16)
+                    | (<uint32_t>data[start + 3] << 8) | <uint32_t>data[start + 4])
+    for k in range(nroots):
+        if root_ids[k] == sid:
+            node = root_nodes[k]
+            break
+    if node < 0:
+        snprintf(s.msg, MSG, "unknown schema id %lld", <long long>sid)
+        return fail(s)
+    s.buf = data
+    s.pos = start + 5
+    s.end = end
+    s.base = start
+    s.zero_budget = ZERO_SIZE_ITEMS
+    return run(s, node, 0)
+
+
+def decode(cnp.ndarray nodes, cnp.ndarray kids, list blobs, list col_kinds, list col_widths, list col_children,
+           int root_col, dict roots, data, cnp.ndarray offsets, valid, bint permissive):
+    """As :func:`kafkawire.serde._avro_pure.decode` (same arguments, same results, same errors)."""
+    cdef cnp.ndarray[cnp.int64_t, ndim=2, mode="c"] nodes_c = np.ascontiguousarray(nodes, dtype=np.int64)
+    cdef cnp.ndarray[cnp.int32_t, ndim=1, mode="c"] kids_c = np.ascontiguousarray(kids, dtype=np.int32)
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1, mode="c"] data_c = np.ascontiguousarray(data, dtype=np.uint8)
+    cdef cnp.ndarray[cnp.int32_t, ndim=1, mode="c"] offs_c = np.ascontiguousarray(offsets, dtype=np.int32)
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1, mode="c"] valid_c
+    cdef const uint8_t* validp = NULL
+    cdef int ncols = len(col_kinds)
+    cdef int64_t nblobs = len(blobs), nroots = len(roots), nrows = offs_c.shape[0] - 1
+    cdef list children_arrays = []
+    cdef cnp.ndarray[cnp.int32_t, ndim=1, mode="c"] ch
+    cdef cnp.ndarray[cnp.int64_t, ndim=1, mode="c"] root_ids = np.array(list(roots.keys()) or [0], dtype=np.int64)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1, mode="c"] root_nodes = np.array(list(roots.values()) or [0], dtype=np.int64)
+    cdef cnp.ndarray[cnp.int64_t, ndim=1, mode="c"] blob_n = np.zeros(max(nblobs, 1), dtype=np.int64)
+    cdef const uint8_t** blob_p = NULL
+    cdef int64_t* snap = NULL
+    cdef St st
+    cdef Col* col
+    cdef int64_t row, k, start, end
+    cdef int rc
+    cdef const uint8_t* datap
+    cdef const int32_t* offp
+    cdef int64_t* ridp
+    cdef int64_t* rnodep
+    cdef list errors = []
+    cdef list out = []
+    if nrows < 0:
+        raise ValueError("offsets must hold at least one element")
+    if offs_c.shape[0] and (offs_c[0] < 0 or offs_c[nrows] > data_c.shape[0]):
+        raise ValueError("offsets point outside the data")
+    if nrows > 0 and np.any(np.diff(offs_c) < 0):
+        raise ValueError("offsets must not decrease")
+    if valid is not None:
+        valid_c = np.ascontiguousarray(valid, dtype=np.uint8)
+        if valid_c.shape[0] != nrows:
+            raise ValueError("valid has the wrong length")
+        validp = &valid_c[0] if nrows else NULL
+    memset(&st, 0, sizeof(St))
+    st.cols = <Col*>calloc(ncols if ncols else 1, sizeof(Col))
+    blob_p = <const uint8_t**>calloc(nblobs if nblobs else 1, sizeof(uint8_t*))
+    if permissive:
+        snap = <int64_t*>calloc(4 * (ncols if ncols else 1), sizeof(int64_t))
+    try:
+        if st.cols == NULL or blob_p == NULL or (permissive and snap == NULL):
+            raise MemoryError()
+        for k in range(nblobs):
+            b = blobs[k]
+            blob_p[k] = <const uint8_t*><const char*>b
+            blob_n[k] = len(b)
+        for k in range(ncols):
+            col = &st.cols[k]
+            col.kind = col_kinds[k]
+            col.width = col_widths[k]
+            ch = np.array(col_children[k] or [0], dtype=np.int32)
+            children_arrays.append(ch)
+            col.children = &ch[0]
+            col.nchildren = len(col_children[k])
+            if reserve(&st, &col.offs, 4) < 0:
+                raise MemoryError()
+            memset(col.offs.p, 0, 4)
+            col.offs.n = 4
+        st.nodes = <const int64_t*>&nodes_c[0, 0] if nodes_c.shape[0] else NULL
+        st.kids = <const int32_t*>&kids_c[0]
+        st.blob_p = blob_p
+        st.blob_n = <const int64_t*>&blob_n[0]
+        datap = &data_c[0] if data_c.shape[0] else <const uint8_t*>""
+        offp = &offs_c[0]
+        ridp = <int64_t*>&root_ids[0]
+        rnodep = <int64_t*>&root_nodes[0]
+        with nogil:
+            for row in range(nrows):
+                if validp != NULL and not validp[row]:
+                    if append_null(&st, root_col) < 0:
+                        break
+                    continue
+                if permissive:
+                    for k in range(ncols):
+                        snap[4 * k] = st.cols[k].length
+                        snap[4 * k + 1] = st.cols[k].valid.n
+                        snap[4 * k + 2] = st.cols[k].offs.n
+                        snap[4 * k + 3] = st.cols[k].data.n
+                rc = decode_row(&st, datap, offp[row], offp[row + 1], ridp, rnodep, nroots)
+                if rc == 0:
+                    continue
+                if st.err == E_MEMORY:
+                    break
+                with gil:
+                    errors.append((row, (<char*>st.msg).decode("utf-8", "replace")))
+                st.err = 0
+                if not permissive:
+                    break
+                for k in range(ncols):
+                    st.cols[k].length = snap[4 * k]
+                    st.cols[k].valid.n = snap[4 * k + 1]
+                    st.cols[k].offs.n = snap[4 * k + 2]
+                    st.cols[k].data.n = snap[4 * k + 3]
+                if append_null(&st, root_col) < 0:
+                    break
+        if st.err == E_MEMORY:
+            raise MemoryError("out of memory decoding Avro values")
+        for k in range(ncols):
+            col = &st.cols[k]
+            out.append((col.length, (<char*>col.valid.p)[:col.valid.n] if col.valid.n else b"",
+                        (<char*>col.offs.p)[:col.offs.n], (<char*>col.data.p)[:col.data.n] if col.data.n else b""))
+        return out, errors
+    finally:
+        if st.cols != NULL:
+            for k in range(ncols):
+                free(st.cols[k].valid.p)
+                free(st.cols[k].data.p)
+                free(st.cols[k].offs.p)
+            free(st.cols)
+        free(blob_p)
+        free(snap)
