@@ -18,7 +18,6 @@ from .avro_plan import (
     K_FIXED,
     K_LIST,
     K_MAP,
-    K_NULL,
     K_STRUCT,
     K_UNION,
     K_VAR,
@@ -112,7 +111,7 @@ class _Decoder:
             shift += 7
         return (z >> 1) ^ -(z & 1)
 
-    def int(self) -> int:
+    def read_int(self) -> int:
         start = self.pos
         v = self.long()
         if not -(1 << 31) <= v <= INT32_MAX:
@@ -171,7 +170,7 @@ class _Decoder:
             self.pos += 1
             self.fixed(c, bytes((v,)))
         elif op == OP_INT or op == OP_LONG:
-            v = self.int() if op == OP_INT else self.long()
+            v = self.read_int() if op == OP_INT else self.long()
             if c >= 0:
                 self.fixed(c, _num(v, a0))
         elif op == OP_FLOAT:
@@ -213,7 +212,8 @@ class _Decoder:
                 raise _Fail(f"invalid enum index {i} at byte {start - self.base} (the enum has {a0} symbols)")
             r = _I32.unpack_from(self.blobs[blob], 4 * i)[0]
             if r < 0:
-                raise _Fail(f"enum symbol {i} at byte {start - self.base} is not in the reader enum, which has no default")
+                raise _Fail(f"enum symbol {i} at byte {start - self.base} is not in the reader enum, "
+                            "which has no default")
             self.fixed(c, _I32.pack(r))
         elif op == OP_DEC_BYTES or op == OP_DEC_FIXED:
             start = self.pos

@@ -201,14 +201,24 @@ def _reader_text(registry: Registry, subject: str | None, reader_schema: Any, id
         if latest.references:
             return json.dumps(to_json(_parse_registered(registry, latest)))
         return latest.schema
-    known = ids[ids >= 0]
-    if len(known) == 0:
-        raise ValueError("no value carries a schema id: give subject= or reader_schema=")
-    # Without a subject, the newest writer schema seen (the highest id) is the reader.
-    rs = registry.get_schema(int(known.max())) if isinstance(registry, SchemaRegistry) else None
-    if rs is not None and rs.references:
-        return json.dumps(to_json(_parse_registered(registry, rs)))
-    return rs.schema if rs is not None else str(registry[int(known.max())])  # type: ignore[index]
+    known = sorted(set(ids[ids >= 0].tolist()), reverse=True)
+    # Without a subject, the newest writer schema the registry knows (the highest id) is the reader; ids it
+    # does not know fail their own rows later.
+    for sid in known:
+        if not isinstance(registry, SchemaRegistry):
+            if sid in registry:
+                return str(registry[sid])
+            continue
+        try:
+            rs = registry.get_schema(int(sid))
+        except SchemaRegistryError as e:
+            if e.not_found:
+                continue
+            raise
+        if rs.references:
+            return json.dumps(to_json(_parse_registered(registry, rs)))
+        return rs.schema
+    raise ValueError("no value carries a schema id the registry knows: give subject= or reader_schema=")
 
 
 # ------------------------------------------------------------------------------------------ decoding

@@ -343,16 +343,17 @@ class _Compiler:
         n = self.node(OP_RECORD, col)
         kids = []
         taken: set[str] = set()
-        by_name = {}
+        by_name: dict[str, int] = {}
         for i, rf in enumerate(r.fields):
             by_name[rf.name] = i
             for a in rf.aliases:
                 by_name.setdefault(a, i)
         for wf in w.fields:
-            i = by_name.get(wf.name)
-            if i is None or r.fields[i].name in taken:
+            found = by_name.get(wf.name)
+            if found is None or r.fields[found].name in taken:
                 kids.append(self.skip(wf.type))
                 continue
+            i = found
             rf = r.fields[i]
             taken.add(rf.name)
             try:

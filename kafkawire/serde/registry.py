@@ -333,14 +333,16 @@ class SchemaRegistry:
                     and _is_int(r.get("version"))):
                 raise bad(f"malformed reference {r!r:.200}")
             refs.append(SchemaReference(r["name"], r["subject"], int(r["version"])))
-        sid = answer.get("id", schema_id)
+        sid: Any = answer.get("id", schema_id)
         if not _is_int(sid):
             raise bad(f"schema id {sid!r:.50} is not an integer")
         ver = answer.get("version", version)
         if ver is not None and not _is_int(ver):
             raise bad(f"version {ver!r:.50} is not an integer")
-        return RegisteredSchema(int(sid), schema, stype.upper(), tuple(refs), answer.get("subject", subject)
-                                if isinstance(answer.get("subject", subject), str) else subject, ver)
+        found_subject = answer.get("subject", subject)
+        return RegisteredSchema(int(sid), schema, stype.upper(), tuple(refs),
+                                found_subject if isinstance(found_subject, str) else subject,
+                                int(ver) if ver is not None else None)
 
     # ------------------------------------------------------------------------------------------ API
     def get_schema(self, schema_id: int, *, timeout: float | None = None) -> RegisteredSchema:
@@ -450,7 +452,7 @@ class SchemaRegistry:
             raise SchemaRegistryError(f"malformed answer to {path}: no schema id", registry=self.urls[0],
                                       subject=subject)
         sid = int(answer["id"])
-        version = answer.get("version")
+        version: Any = answer.get("version")
         found = RegisteredSchema(sid, schema, schema_type, tuple(references), subject,
                                  int(version) if _is_int(version) else None)
         with self._lock:
@@ -487,10 +489,10 @@ class SchemaRegistry:
             self._request("DELETE", f"/subjects/{_q(subject)}?permanent=true", None, deadline, subject=subject)
         with self._lock:
             self._latest.pop(subject, None)
-            for k in [k for k in self._versions if k[0] == subject]:
-                del self._versions[k]
-            for k in [k for k in self._registered if k[0] == subject]:
-                del self._registered[k]
+            for version_key in [k for k in self._versions if k[0] == subject]:
+                del self._versions[version_key]
+            for schema_key in [k for k in self._registered if k[0] == subject]:
+                del self._registered[schema_key]
         return [int(v) for v in answer] if isinstance(answer, list) and all(_is_int(v) for v in answer) else []
 
 
