@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_SOURCES = ("kafkawire/_codec.pyx", "kafkawire/_codec.pxd", "kafkawire/_csrc/kw_wire.h")
+CORE_SOURCES = ("kafkawire/_codec.pyx", "kafkawire/_codec.pxd", "kafkawire/_csrc/kw_wire.h",
+                "kafkawire/serde/_avro.pyx")
 
 
 @pytest.mark.slow
@@ -49,4 +50,5 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     assert not leaked, f"build inputs in the binary wheel: {leaked}"
     # The wheel is a binary one (the extension built) and keeps the typing files.
     assert any(n.startswith("kafkawire/_codec.") and n.endswith((".so", ".pyd")) for n in wheel_names)
+    assert any(n.startswith("kafkawire/serde/_avro.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert {"kafkawire/py.typed", "kafkawire/_codec.pyi"} <= wheel_names

@@ -377,3 +377,22 @@ def decode(
     out = [(c.length, bytes(c.valid), c.offsets.tobytes(), bytes(c.data)) for c in cols]
     return out, errors
 
+
+
+def scan_ids(data: Any, offsets: np.ndarray, valid: np.ndarray | None) -> list[int]:
+    """The distinct schema ids of the framed values, in order of first appearance (nulls, values shorter
+    than the header and a wrong magic byte skipped)."""
+    buf = bytes(data)
+    offs = offsets.tolist()
+    nvalid = None if valid is None else valid.tolist()
+    out: list[int] = []
+    for row in range(len(offs) - 1):
+        if nvalid is not None and not nvalid[row]:
+            continue
+        start = offs[row]
+        if offs[row + 1] - start < 5 or buf[start] != 0:
+            continue
+        sid = int.from_bytes(buf[start + 1:start + 5], "big", signed=True)
+        if sid not in out:
+            out.append(sid)
+    return out

@@ -24,7 +24,7 @@ from . import avro_arrow
 from .avro_encode import encode_value
 from .avro_plan import OP_ERROR, Plan, compile_plan, new_plan
 from .avro_schema import AvroSchemaError, Schema, parse, to_json
-from .framing import frame, schema_ids, values_column
+from .framing import frame, values_column
 from .registry import RegisteredSchema, SchemaRegistry, SchemaRegistryError
 
 __all__ = ["AvroDecodeError", "decode_avro", "encode_avro", "implementation"]
@@ -191,7 +191,14 @@ def _reader_for(registry: Registry, text: str) -> _Reader:
         return reader
 
 
-def _reader_text(registry: Registry, subject: str | None, reader_schema: Any, ids: np.ndarray) -> str:
+def _row_schema_id(col: BinaryColumn, row: int) -> int | None:
+    value = col[row]
+    if value is None or len(value) < 5 or value[0] != 0:
+        return None
+    return int.from_bytes(value[1:5], "big", signed=True)
+
+
+def _reader_text(registry: Registry, subject: str | None, reader_schema: Any, ids: list[int]) -> str:
     if reader_schema is not None:
         return _schema_text(reader_schema)
     if subject is not None:
@@ -201,7 +208,7 @@ def _reader_text(registry: Registry, subject: str | None, reader_schema: Any, id
         if latest.references:
             return json.dumps(to_json(_parse_registered(registry, latest)))
         return latest.schema
-    known = sorted(set(ids[ids >= 0].tolist()), reverse=True)
+    known = sorted((i for i in ids if i >= 0), reverse=True)
     # Without a subject, the newest writer schema the registry knows (the highest id) is the reader; ids it
     # does not know fail their own rows later.
     for sid in known:
@@ -246,10 +253,10 @@ def decode_avro(values: Any, registry: Any, *, subject: str | None = None, reade
         raise TypeError(f"subject must be a str, not {type(subject).__name__}")
     registry = _registry(registry)
     col = values_column(values)
-    ids = schema_ids(col)
+    ids = _IMPL.scan_ids(col.data, col.offsets, col.valid)
     reader = _reader_for(registry, _reader_text(registry, subject, reader_schema, ids))
     with reader.lock:
-        for sid in np.unique(ids[ids >= 0]).tolist():
+        for sid in ids:
             reader.add(registry, int(sid))
         plan = reader.plan
         if reader.arrays is None:
@@ -266,7 +273,7 @@ def decode_avro(values: Any, registry: Any, *, subject: str | None = None, reade
         offset = None
         if offsets is not None:
             offset = int(np.asarray(offsets)[row])
-        raise AvroDecodeError(row, cause, schema_id=int(ids[row]), offset=offset, partition=partition)
+        raise AvroDecodeError(row, cause, schema_id=_row_schema_id(col, row), offset=offset, partition=partition)
     array = avro_arrow.build_arrays(cols, raw, plan.root_col)
     if not permissive:
         return array

@@ -123,5 +123,5 @@ def build_arrays(cols: list[Column], raw: list[tuple[int, bytes, bytes, bytes]],
     assert c.kind == K_UNION
     children = [build_arrays(cols, raw, ch) for ch in c.children]
     # a dense union has no validity bitmap of its own: its nulls live in the null branch's child
-    return pa.Array.from_buffers(typ, length, [None, pa.py_buffer(data), pa.py_buffer(offsets[4:])],
+    return pa.Array.from_buffers(typ, length, [None, pa.py_buffer(data), pa.py_buffer(offsets).slice(4)],
                                  0, children=children)
