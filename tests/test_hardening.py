@@ -500,7 +500,7 @@ class _OneShotServer:
 
 
 def _send_and_receive(reply_for_cid, max_response_bytes: int):
-    from kafkawire.client.connection import BrokerConnection
+    from kafkawire.client.net.connection import BrokerConnection
 
     server = _OneShotServer(reply_for_cid(1))
     try:

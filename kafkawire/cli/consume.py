@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from ..client.deadline import Deadline
-from ..client.ranges import LostRange, read_ranges
+from ..client.consumer.ranges import LostRange, read_ranges
+from ..client.net.deadline import Deadline
 from ..errors import KafkaWireError
 from ._common import CliError, add_connection_args, make_client, parse_start, partitions_of
 

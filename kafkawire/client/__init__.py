@@ -1,25 +1,31 @@
 """The blocking Kafka client (:class:`Client`), a group :class:`Consumer`, a buffering :class:`Producer`,
 and their building blocks.
 
-:class:`Client` is a facade over :mod:`.cluster` (connections, metadata, coordinators and the one retry
-loop, bounded by a :class:`~.deadline.Deadline`) and the operation modules :mod:`.admin`,
-:mod:`.produce`, :mod:`.fetch` and :mod:`.offsets`. Below them: :mod:`.connection` (one socket per
-broker: framing, correlation ids, pipelining, deadlines, TLS, SASL), :mod:`.partitioner` (the Java
-client's murmur2 partitioner), :mod:`.retry` (backoff policy), :mod:`.sasl` (PLAIN and SCRAM tokens),
-:mod:`.group` (consumer protocol payloads, range assignor), :mod:`.quirks` (every workaround for a
-broker that departs from Kafka, see docs/BROKERS.md), :mod:`.metrics` (traffic counters),
-:mod:`.errors` (the client's own exceptions) and :mod:`.types` (result types). Logging goes to
-``kafkawire.client.*``.
+Every public name is imported from here. The layout, bottom up (each layer uses only the ones below it):
+
+* :mod:`.net`: one broker (:mod:`.net.connection`: a socket with framing, correlation ids, pipelining,
+  deadlines, TLS and SASL; :mod:`.net.sasl`, :mod:`.net.oauth`, :mod:`.net.keystores`,
+  :mod:`.net.deadline`, :mod:`.net.metrics`);
+* :mod:`.cluster`: the cluster (:mod:`.cluster.cluster`: connections, metadata, coordinators and the one
+  retry loop; :mod:`.cluster.retry`: backoff policy; :mod:`.cluster.quirks`: every workaround for a broker
+  that departs from Kafka, see docs/BROKERS.md; :mod:`.cluster.topics`: create and delete topics);
+* :class:`Client` (:mod:`.client`), the facade over them and the operations of
+  :mod:`.consumer.fetch`, :mod:`.consumer.offsets` and :mod:`.producer.produce`;
+* :mod:`.consumer` (the :class:`Consumer`, fetch sessions, offset ranges, rebalance listeners),
+  :mod:`.group` (group membership, classic and KIP-848, and the assignors) and :mod:`.producer` (the
+  :class:`Producer`, partitioner, transactions, delivery futures);
+* :mod:`kafkawire.admin` on top of the client.
+
+:mod:`.config` turns the Java client's properties into client settings; :mod:`.errors` holds the client's
+own exceptions and :mod:`.types` the result types. Logging goes to ``kafkawire.client.*``.
 """
 
 from __future__ import annotations
 
 from .client import EARLIEST, LATEST, Client
-from .connection import BrokerConnection
-from .consumer import CommitFailedError, Consumer
-from .consumer_protocol import GroupProtocolUnsupportedError
-from .deadline import Deadline
-from .delivery import DeliveryFuture, RecordDroppedError, RecordMetadata
+from .cluster.retry import RetryPolicy
+from .consumer.consumer import CommitFailedError, Consumer
+from .consumer.listeners import ConsumerRebalanceListener
 from .errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
@@ -30,11 +36,13 @@ from .errors import (
     ProduceFailedError,
     ResponseTooLargeError,
 )
-from .listeners import ConsumerRebalanceListener
-from .partitioner import Partitioner, murmur2
-from .producer import Producer
-from .retry import RetryPolicy
-from .transaction import GroupMetadata, TransactionError, TransactionHandle, TransactionState, end_transaction
+from .group.kip848 import GroupProtocolUnsupportedError
+from .net.connection import BrokerConnection
+from .net.deadline import Deadline
+from .producer.delivery import DeliveryFuture, RecordDroppedError, RecordMetadata
+from .producer.partitioner import Partitioner, murmur2
+from .producer.producer import Producer
+from .producer.transaction import GroupMetadata, TransactionError, TransactionHandle, TransactionState, end_transaction
 from .types import (
     BrokerMetadata,
     ClusterMetadata,

@@ -1,11 +1,12 @@
 """The blocking Kafka client: metadata, admin, produce, fetch, offsets.
 
 :class:`Client` is a thin facade. The state it keeps between calls (connections, metadata,
-coordinators, traffic counters) and the one retry loop live in :class:`~.cluster.Cluster`; each kind of
-operation is a module on top of it (:mod:`.admin`, :mod:`.produce`, :mod:`.fetch`, :mod:`.offsets`).
+coordinators, traffic counters) and the one retry loop live in :class:`~.cluster.cluster.Cluster`; each kind
+of operation is a module on top of it (:mod:`.cluster.topics`, :mod:`.producer.produce`,
+:mod:`.consumer.fetch`, :mod:`.consumer.offsets`).
 
 Every public method is one blocking call with one deadline: ``timeout_ms=`` (or ``deadline=``, a
-:class:`~kafkawire.client.deadline.Deadline` a caller such as the consumer already holds) bounds the
+:class:`~kafkawire.client.net.deadline.Deadline` a caller such as the consumer already holds) bounds the
 whole call, retries included. Errors a broker marks retriable, broken connections and timeouts refresh
 the metadata and are retried after an exponential backoff with jitter (KIP-580) until that deadline;
 then :class:`~kafkawire.client.errors.KafkaTimeoutError` says what timed out, after how long, and the
@@ -24,20 +25,20 @@ import numpy as np
 from ..columns import RecordColumns
 from ..protocol.errors import UnknownTopicOrPartitionError
 from ..records import check_record_arguments, record_columns
-from . import admin as _admin
-from . import fetch as _fetch
-from . import offsets as _offsets
-from .cluster import Cluster, parse_bootstrap
-from .connection import BrokerConnection
-from .deadline import Deadline
+from .cluster import topics as _topics
+from .cluster.cluster import Cluster, parse_bootstrap
+from .cluster.quirks import DEFAULT_MAX_RESPONSE_BYTES
+from .cluster.retry import RetryPolicy
+from .consumer import fetch as _fetch
+from .consumer import offsets as _offsets
+from .consumer.fetch_session import FetchSessions
+from .consumer.offsets import EARLIEST, LATEST
 from .errors import KafkaTimeoutError
-from .fetch_session import FetchSessions
-from .offsets import EARLIEST, LATEST
-from .partitioner import Partitioner
-from .produce import ProducerState, not_sent, send_records
-from .quirks import DEFAULT_MAX_RESPONSE_BYTES
-from .retry import RetryPolicy
-from .sasl import OAuthBearerToken, SaslConfig
+from .net.connection import BrokerConnection
+from .net.deadline import Deadline
+from .net.sasl import OAuthBearerToken, SaslConfig
+from .producer.partitioner import Partitioner
+from .producer.produce import ProducerState, not_sent, send_records
 from .types import (
     ClusterMetadata,
     CommittedOffset,
@@ -149,7 +150,7 @@ class Client:
         self.check_crcs = check_crcs
         #: Incremental fetch sessions per broker (KIP-227); ``fetch_sessions=False`` sends full Fetches.
         self.fetch_sessions = FetchSessions(fetch_sessions)
-        #: Connections, metadata, coordinators and the retry loop (:class:`~.cluster.Cluster`).
+        #: Connections, metadata, coordinators and the retry loop (:class:`~.cluster.cluster.Cluster`).
         self.cluster = Cluster(
             bootstrap,
             client_id=client_id,
@@ -284,7 +285,7 @@ class Client:
         """
         d = self.deadline(timeout_ms, deadline)
         with self.cluster.lock:
-            _admin.create_topics(
+            _topics.create_topics(
                 self.cluster,
                 d,
                 topics,
@@ -314,7 +315,7 @@ class Client:
         """Delete topics by name (``UnknownTopicOrPartitionError`` for a missing one unless ``missing_ok``)."""
         d = self.deadline(timeout_ms, deadline)
         with self.cluster.lock:
-            _admin.delete_topics(self.cluster, d, list(names), missing_ok=missing_ok)
+            _topics.delete_topics(self.cluster, d, list(names), missing_ok=missing_ok)
 
     # -------------------------------------------------------------------------------------- produce
     def produce(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .sasl import OAuthBearerToken
+from .net.sasl import OAuthBearerToken
 
 __all__ = [
     "CONSUMER_PARAMS",
@@ -249,7 +249,7 @@ def _sasl_kwargs(props: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _oauth_provider(props: Mapping[str, str], jaas: JaasLoginModule | None) -> Callable[[], str | OAuthBearerToken]:
-    from .oauth import ClientCredentialsTokenProvider, unsecured_token
+    from .net.oauth import ClientCredentialsTokenProvider, unsecured_token
 
     if jaas is not None and jaas.class_name != OAUTH_MODULE:
         raise ConfigError("sasl.jaas.config", f"OAUTHBEARER needs {OAUTH_MODULE}, not {jaas.class_name}")
@@ -302,7 +302,7 @@ def _read_text(prop: str, location: str) -> str:
 
 
 def _looks_like_pem(location: str) -> bool:
-    from .keystores import store_format
+    from .net.keystores import store_format
 
     try:
         with open(location, "rb") as f:
@@ -332,7 +332,7 @@ def ssl_context_from_properties(props: Mapping[str, str]) -> ssl.SSLContext:
     No trust store means the system's CAs, as the JDK's ``cacerts``; ``ssl.endpoint.identification.algorithm``
     empty turns the host-name check off (the certificate chain is still verified).
     """
-    from .keystores import KeyStoreError, read_store
+    from .net.keystores import KeyStoreError, read_store
 
     for prop, accepted in (("ssl.keymanager.algorithm", ("SunX509", "PKIX")),
                            ("ssl.trustmanager.algorithm", ("PKIX", "SunX509"))):

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..client import Client, KafkaTimeoutError
-from ..client.deadline import Deadline
-from ..client.ranges import LostRange, read_range
+from ..client.consumer.ranges import LostRange, read_range
+from ..client.net.deadline import Deadline
 from ..columns import RecordColumns
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .options import SourceOptions, TopicPartition
@@ -161,7 +161,7 @@ class KafkaAccess:
         """Fetch offsets ``[start, end)`` of one partition: yields ``(columns, lo, hi)``.
 
         Rows ``lo:hi`` of each :class:`RecordColumns` are the records inside the range. The loop is
-        :func:`kafkawire.client.ranges.read_range` (gaps from compaction, transaction markers and aborted
+        :func:`kafkawire.client.consumer.ranges.read_range` (gaps from compaction, transaction markers and aborted
         batches are normal there). Records that are gone (a start below the log start, an end beyond the
         log) are data loss: :class:`KafkaDataLossError`, or a warning and a skip with
         ``failOnDataLoss=false``. A partition that makes no progress for ``kafkaConsumer.pollTimeoutMs``

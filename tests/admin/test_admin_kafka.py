@@ -11,7 +11,7 @@ import time
 import pytest
 
 from kafkawire.admin import Admin, AlterConfigOp, ConfigResource, GroupNotInactiveError
-from kafkawire.client.consumer import Consumer
+from kafkawire.client.consumer.consumer import Consumer
 from kafkawire.protocol.errors import GroupIdNotFoundError, InvalidPartitionsError, UnknownTopicOrPartitionError
 
 from .kafka_tools import (

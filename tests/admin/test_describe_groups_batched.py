@@ -8,7 +8,7 @@ import os
 import pytest
 
 from kafkawire.admin import Admin
-from kafkawire.client.consumer import Consumer
+from kafkawire.client.consumer.consumer import Consumer
 from kafkawire.protocol.errors import GroupIdNotFoundError
 
 from .kafka_tools import GROUP_COMMAND, parse_table, run_tool

@@ -14,8 +14,8 @@ import pytest
 
 from kafkawire.client import Client
 from kafkawire.client.config import ConfigError, config_from_properties, load_properties_file
-from kafkawire.client.oauth import ClientCredentialsTokenProvider, unsecured_token
-from kafkawire.client.sasl import OAuthBearerMechanism, OAuthBearerToken, SaslConfig, mechanism_for
+from kafkawire.client.net.oauth import ClientCredentialsTokenProvider, unsecured_token
+from kafkawire.client.net.sasl import OAuthBearerMechanism, OAuthBearerToken, SaslConfig, mechanism_for
 
 
 def test_oauthbearer_first_message_and_error_challenge():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkawire.client.retry import is_retriable
+from kafkawire.client.cluster.retry import is_retriable
 from kafkawire.protocol import errors as perr
 
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import fetch_all, make_topic
 
 from kafkawire.client import Client
-from kafkawire.client.partitioner import partition_for_key
+from kafkawire.client.producer.partitioner import partition_for_key
 from kafkawire.protocol.errors import (
     OffsetOutOfRangeError,
     TopicAlreadyExistsError,

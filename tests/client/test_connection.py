@@ -11,14 +11,14 @@ import time
 import pytest
 from client_fakes import FakeServer, frame, read_exact, read_request
 
-from kafkawire.client.connection import BrokerConnection
-from kafkawire.client.deadline import Deadline
 from kafkawire.client.errors import (
     CorrelationIdMismatchError,
     KafkaConnectionError,
     KafkaTimeoutError,
     ResponseTooLargeError,
 )
+from kafkawire.client.net.connection import BrokerConnection
+from kafkawire.client.net.deadline import Deadline
 from kafkawire.errors import ProtocolError
 
 

@@ -15,9 +15,9 @@ from confluent_kafka import Consumer as CKConsumer
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor as KafkaPythonRoundRobin
 
 from kafkawire.client import Client, Consumer, Producer
-from kafkawire.client.consumer import CommitFailedError
+from kafkawire.client.consumer.consumer import CommitFailedError
 from kafkawire.client.errors import KafkaClientError, KafkaTimeoutError
-from kafkawire.client.group import (
+from kafkawire.client.group.payloads import (
     decode_assignment,
     decode_subscription,
     encode_assignment,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 from kafkawire.client import Client, Consumer
-from kafkawire.client.listeners import ConsumerRebalanceListener
+from kafkawire.client.consumer.listeners import ConsumerRebalanceListener
 from kafkawire.testing import Broker, start_broker
 
 pytestmark = pytest.mark.broker
@@ -356,7 +356,7 @@ def test_consumer_protocol_group_of_three_with_a_join_and_a_leave_loses_nothing(
 
 def test_consumer_protocol_on_a_broker_without_it_raises_a_clear_error(broker_factory, topic_name):
     # noida offers no ConsumerGroupHeartbeat (API 68) in ApiVersions: poll() says so and names the way out.
-    from kafkawire.client.consumer import GroupProtocolUnsupportedError
+    from kafkawire.client.consumer.consumer import GroupProtocolUnsupportedError
 
     noida = broker_factory("noida")
     topic = topic_name()
@@ -377,7 +377,7 @@ def test_consumer_protocol_on_a_broker_without_it_raises_a_clear_error(broker_fa
 
 
 def test_subscription_v3_carries_owned_partitions_and_generation():
-    from kafkawire.client.group import decode_subscription, decode_subscription_full, encode_subscription
+    from kafkawire.client.group.payloads import decode_subscription, decode_subscription_full, encode_subscription
 
     raw = encode_subscription(
         ["b", "a"], b"\x00\x00\x00\x07", owned=[("a", 1), ("a", 0), ("b", 2)], generation=7, version=3
@@ -407,7 +407,7 @@ def test_subscription_v3_carries_owned_partitions_and_generation():
 
 
 def test_sticky_user_data_roundtrip_and_v0():
-    from kafkawire.client.assignors import decode_sticky_user_data, encode_sticky_user_data
+    from kafkawire.client.group.assignors import decode_sticky_user_data, encode_sticky_user_data
 
     data = encode_sticky_user_data([("t", 2), ("t", 0), ("u", 1)], 5)
     assert decode_sticky_user_data(data) == ([("t", 0), ("t", 2), ("u", 1)], 5)
@@ -416,8 +416,8 @@ def test_sticky_user_data_roundtrip_and_v0():
 
 
 def test_cooperative_sticky_keeps_owners_balances_and_withholds_moves():
-    from kafkawire.client.assignors import cooperative_sticky_assign, withhold_transfers
-    from kafkawire.client.group import Subscription
+    from kafkawire.client.group.assignors import cooperative_sticky_assign, withhold_transfers
+    from kafkawire.client.group.payloads import Subscription
 
     subs = {
         "m1": Subscription(["t"], owned=[("t", p) for p in range(6)], generation=3),
@@ -443,8 +443,8 @@ def test_cooperative_sticky_keeps_owners_balances_and_withholds_moves():
 
 
 def test_sticky_reads_the_previous_assignment_from_user_data():
-    from kafkawire.client.assignors import encode_sticky_user_data, sticky_assign
-    from kafkawire.client.group import Subscription
+    from kafkawire.client.group.assignors import encode_sticky_user_data, sticky_assign
+    from kafkawire.client.group.payloads import Subscription
 
     subs = {
         "a": Subscription(["t"], user_data=encode_sticky_user_data([("t", 1), ("t", 3)], 2)),

@@ -5,7 +5,7 @@ falling back to full fetches, and the stand-ins (which open no session) staying 
 from __future__ import annotations
 
 from kafkawire.client import Client, Consumer
-from kafkawire.client.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSessionHandler
+from kafkawire.client.consumer.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSessionHandler
 
 
 def test_handler_sends_only_changed_partitions_and_forgets_dropped_ones():

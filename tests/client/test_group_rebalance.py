@@ -16,7 +16,7 @@ import pytest
 from faults.ledger import Ledger
 
 from kafkawire.client import Client, Consumer
-from kafkawire.client.consumer import CommitFailedError
+from kafkawire.client.consumer.consumer import CommitFailedError
 from kafkawire.testing import Broker, MockCluster, start_broker
 
 pytestmark = pytest.mark.broker

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from kafkawire.client.partitioner import (
+from kafkawire.client.producer.partitioner import (
     Partitioner,
     murmur2,
     partition_for_key,

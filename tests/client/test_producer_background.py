@@ -14,7 +14,7 @@ import pytest
 from client_fakes import KafkaProxy
 
 from kafkawire.client import Client, ProduceFailedError, Producer, RecordDroppedError, RecordMetadata
-from kafkawire.client.transaction import TransactionError
+from kafkawire.client.producer.transaction import TransactionError
 
 
 def _log(client: Client, topic: str, partition: int, isolation: str = "read_uncommitted") -> list[tuple[int, bytes]]:

@@ -1,4 +1,4 @@
-"""The bounded range reader (kafkawire.client.ranges): exact records of [start, end) whatever the log holds.
+"""The bounded range reader (kafkawire.client.consumer.ranges): exact records of [start, end) whatever the log holds.
 
 A scripted log (real encoded batches, fetches cut at a byte limit) covers gaps, partial tails, records past
 the end, data that is gone and deadlines; Apache Kafka covers the same with a real broker, plus control
@@ -15,8 +15,8 @@ import pytest
 
 import kafkawire
 from kafkawire.client import Client, KafkaTimeoutError
-from kafkawire.client.deadline import Deadline
-from kafkawire.client.ranges import LostRange, RecordsLostError, read_range, read_ranges
+from kafkawire.client.consumer.ranges import LostRange, RecordsLostError, read_range, read_ranges
+from kafkawire.client.net.deadline import Deadline
 from kafkawire.client.types import FetchResult
 from kafkawire.columns import RecordColumns
 from kafkawire.protocol.errors import OffsetOutOfRangeError

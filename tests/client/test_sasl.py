@@ -9,7 +9,7 @@ import hmac
 import pytest
 
 from kafkawire.client.errors import AuthenticationFailedError
-from kafkawire.client.sasl import PlainMechanism, SaslConfig, ScramMechanism, mechanism_for
+from kafkawire.client.net.sasl import PlainMechanism, SaslConfig, ScramMechanism, mechanism_for
 
 # RFC 7677 section 3 (SCRAM-SHA-256), user "user", password "pencil".
 CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"

@@ -16,7 +16,7 @@ import pytest
 from visibility import read_values, wait_stable
 
 from kafkawire.client import Client, Consumer, ProduceFailedError, Producer
-from kafkawire.client.transaction import GroupMetadata, TransactionError, TransactionState
+from kafkawire.client.producer.transaction import GroupMetadata, TransactionError, TransactionState
 from kafkawire.protocol.errors import IllegalGenerationError, ProducerFencedError
 
 _ids = itertools.count()

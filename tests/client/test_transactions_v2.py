@@ -21,8 +21,8 @@ from visibility import read_values, wait_stable
 
 from kafkawire import encode_records
 from kafkawire.client import Client, Consumer, Producer, end_transaction
-from kafkawire.client.cluster import broker_error
-from kafkawire.client.transaction import TransactionHandle, TransactionManager, TransactionState
+from kafkawire.client.cluster.cluster import broker_error
+from kafkawire.client.producer.transaction import TransactionHandle, TransactionManager, TransactionState
 from kafkawire.protocol import ProduceRequest
 from kafkawire.protocol.errors import InvalidTxnStateError, ProducerFencedError, TransactionAbortableError
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from typing import IO
 
 from kafkawire.client import CommitFailedError, Consumer
-from kafkawire.client.listeners import ConsumerRebalanceListener
+from kafkawire.client.consumer.listeners import ConsumerRebalanceListener
 from kafkawire.errors import KafkaWireError
 
 TP = tuple[str, int]

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from kafkawire.client import Client, Consumer
-from kafkawire.client.consumer import CommitFailedError
+from kafkawire.client.consumer.consumer import CommitFailedError
 from kafkawire.client.errors import KafkaTimeoutError
 from kafkawire.testing import Broker, MockCluster, start_broker
 

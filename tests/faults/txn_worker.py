@@ -16,7 +16,7 @@ import sys
 import time
 
 from kafkawire.client import Client, Consumer, Producer
-from kafkawire.client.transaction import TransactionState
+from kafkawire.client.producer.transaction import TransactionState
 
 
 def say(**event: object) -> None:

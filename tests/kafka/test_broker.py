@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kafkawire.client import Client
-from kafkawire.client.connection import BrokerConnection
+from kafkawire.client.net.connection import BrokerConnection
 from kafkawire.testing import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, BrokerStartError, start_broker
 from kafkawire.testing.kafka import kafka_version
 

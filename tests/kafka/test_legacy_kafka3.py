@@ -14,7 +14,7 @@ import pytest
 
 from kafkawire import decode_records, encode_records
 from kafkawire.client import Client
-from kafkawire.client.connection import BrokerConnection
+from kafkawire.client.net.connection import BrokerConnection
 from kafkawire.protocol import FetchRequest, ProduceRequest
 from kafkawire.testing import LEGACY_KAFKA_VERSION, start_broker
 

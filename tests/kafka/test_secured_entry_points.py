@@ -26,7 +26,7 @@ import pytest
 from kafkawire.cli.main import main
 from kafkawire.client import AuthenticationFailedError, Client
 from kafkawire.client.config import ConfigError, config_from_properties, parse_jaas_config
-from kafkawire.client.keystores import read_store
+from kafkawire.client.net.keystores import read_store
 from kafkawire.testing import start_broker
 from kafkawire.testing.kafka import OAUTH_AUDIENCE, OAUTH_ISSUER
 from kafkawire.testing.tls import _keytool, make_client_keystore

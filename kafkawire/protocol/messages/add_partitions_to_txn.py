@@ -5,7 +5,7 @@ see :mod:`kafkawire.protocol.schema` for the notation.
 
 Versions 0-3 are the ones a client sends (one transaction: ``v3_and_below_*`` fields); versions 4+ batch
 several transactions and are sent by brokers to the coordinator (KIP-890's verification), so a client
-never negotiates above 3 (``kafkawire.client.transaction`` caps it).
+never negotiates above 3 (``kafkawire.client.producer.transaction`` caps it).
 """
 
 REQUEST = """

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Mapping
 
-from .group import Subscription, _Reader, _string
+from .payloads import Subscription, _Reader, _string
 
 __all__ = [
     "COOPERATIVE",

@@ -1,6 +1,6 @@
 """Transactions (KIP-98): the transactional producer's state machine and its requests to the coordinator.
 
-A :class:`TransactionManager` is the :class:`~kafkawire.client.produce.ProducerState` of a producer with a
+A :class:`TransactionManager` is the :class:`~kafkawire.client.producer.produce.ProducerState` of a producer with a
 ``transactional.id``: besides the producer id, epoch and sequence numbers it holds the transaction's
 state and the partitions and consumer groups already added to it. The produce path calls
 :meth:`TransactionManager.prepare` before the first batch to a partition (AddPartitionsToTxn), sends the
@@ -52,14 +52,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import (
+from ...protocol import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
     TxnOffsetCommitRequest,
 )
-from ..protocol.errors import (
+from ...protocol.errors import (
     BrokerError,
     ConcurrentTransactionsError,
     CoordinatorNotAvailableError,
@@ -74,10 +74,10 @@ from ..protocol.errors import (
     UnknownProducerIdError,
     UnsupportedVersionError,
 )
-from .cluster import Cluster, broker_error
-from .connection import BrokerConnection
-from .deadline import Deadline
-from .errors import KafkaClientError
+from ..cluster.cluster import Cluster, broker_error
+from ..errors import KafkaClientError
+from ..net.connection import BrokerConnection
+from ..net.deadline import Deadline
 from .produce import ProducerState
 
 __all__ = [

@@ -3,7 +3,7 @@
 :class:`GroupMember` holds this member's id and generation and speaks to the group coordinator through
 the public pieces of :class:`~kafkawire.client.Client` (``coordinator()``, ``forget_coordinator()``,
 ``lock``, ``metadata()``, ``commit_offsets()``, ``cluster.new_connection()``). Every method takes the
-caller's :class:`~kafkawire.client.deadline.Deadline` (``Consumer.poll``'s, or ``close``'s) and returns or
+caller's :class:`~kafkawire.client.net.deadline.Deadline` (``Consumer.poll``'s, or ``close``'s) and returns or
 raises when it passes, so a poll returns on time however the coordinator behaves.
 
 A JoinGroup (or a follower's SyncGroup) is answered only once every member has rejoined, which can take
@@ -22,8 +22,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
-from ..protocol.errors import (
+from ...protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
+from ...protocol.errors import (
     BrokerError,
     FencedInstanceIdError,
     IllegalGenerationError,
@@ -31,6 +31,10 @@ from ..protocol.errors import (
     RebalanceInProgressError,
     UnknownMemberIdError,
 )
+from ..cluster.cluster import broker_error
+from ..cluster.retry import is_retriable
+from ..errors import KafkaClientError, KafkaTimeoutError
+from ..net.deadline import Deadline
 from .assignors import (
     COOPERATIVE,
     STICKY_ASSIGNORS,
@@ -38,14 +42,10 @@ from .assignors import (
     encode_sticky_user_data,
     withhold_transfers,
 )
-from .cluster import broker_error
-from .deadline import Deadline
-from .errors import KafkaClientError, KafkaTimeoutError
-from .group import ASSIGNORS, decode_assignment, decode_subscription_full, encode_assignment, encode_subscription
-from .retry import is_retriable
+from .payloads import ASSIGNORS, decode_assignment, decode_subscription_full, encode_assignment, encode_subscription
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["CommitFailedError", "GroupMember", "TopicPartition"]
 
@@ -66,7 +66,7 @@ class CommitFailedError(KafkaClientError):
 class GroupMember:
     """This process's membership of consumer group ``group_id`` (see the module docstring).
 
-    ``assignors`` are partition assignor names (:data:`~kafkawire.client.group.ASSIGNORS`), most preferred
+    ``assignors`` are partition assignor names (:data:`~kafkawire.client.group.payloads.ASSIGNORS`), most preferred
     first. ``needs_rejoin`` is True until :meth:`join` succeeds, and again after the coordinator
     announces a rebalance or refuses this member.
     """

@@ -18,7 +18,7 @@ it is easy to get subtly wrong. :func:`read_ranges` is that loop, on top of the 
   under ``read_committed`` the last stable offset, stays below ``end`` while nothing more arrives) is
   reported as a :class:`LostRange` to ``on_loss``, which raises to stop (the default raises
   :class:`RecordsLostError`) or returns to skip what is gone and go on.
-* **Bounded.** The whole read takes one :class:`~kafkawire.client.deadline.Deadline` and every fetch and
+* **Bounded.** The whole read takes one :class:`~kafkawire.client.net.deadline.Deadline` and every fetch and
   offset lookup gets what is left of it; ``stall_timeout_ms`` also bounds how long a partition may go
   without progress before :class:`~kafkawire.client.errors.KafkaTimeoutError` (Spark's
   ``kafkaConsumer.pollTimeoutMs``). A broker that answers an empty fetch at once instead of waiting
@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import RecordColumns
-from ..protocol.errors import OffsetOutOfRangeError
-from .deadline import Deadline
-from .errors import KafkaClientError, KafkaTimeoutError
+from ...columns import RecordColumns
+from ...protocol.errors import OffsetOutOfRangeError
+from ..errors import KafkaClientError, KafkaTimeoutError
+from ..net.deadline import Deadline
 
 __all__ = ["LostRange", "RangeSlice", "RecordsLostError", "read_range", "read_ranges"]
 

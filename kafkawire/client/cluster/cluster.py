@@ -5,9 +5,10 @@
 counters. :meth:`Cluster.call` is the only retry loop of the client: it runs one attempt of an
 operation, and when that fails with an error Kafka marks retriable (or a broken connection or a
 timeout) it refreshes the metadata, waits an exponential backoff with jitter (KIP-580) and tries again,
-until the call's :class:`~kafkawire.client.deadline.Deadline`. Every connect, request and sleep below it
+until the call's :class:`~kafkawire.client.net.deadline.Deadline`. Every connect, request and sleep below it
 gets what is left of that deadline, so a call returns (or raises) within its timeout whatever the
-broker does. The operation modules (:mod:`.admin`, :mod:`.produce`, :mod:`.fetch`, :mod:`.offsets`) are
+broker does. The operations (:mod:`.topics`, :mod:`kafkawire.client.producer.produce`,
+:mod:`kafkawire.client.consumer.fetch`, :mod:`kafkawire.client.consumer.offsets`, :mod:`kafkawire.admin`) are
 written on top of it.
 """
 
@@ -21,20 +22,20 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..protocol import FindCoordinatorRequest, MetadataRequest
-from ..protocol.errors import (
+from ...protocol import FindCoordinatorRequest, MetadataRequest
+from ...protocol.errors import (
     BrokerError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     error_for_code,
 )
-from .connection import BrokerConnection
-from .deadline import Deadline
-from .errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailableError
-from .metrics import ClientMetrics
+from ..errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailableError
+from ..net.connection import BrokerConnection
+from ..net.deadline import Deadline
+from ..net.metrics import ClientMetrics
+from ..net.sasl import SaslConfig
+from ..types import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from .retry import RetryPolicy, is_retriable
-from .sasl import SaslConfig
-from .types import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 
 __all__ = ["Cluster", "broker_error", "parse_bootstrap", "ZERO_UUID"]
 

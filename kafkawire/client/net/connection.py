@@ -26,16 +26,20 @@ import threading
 import time
 from typing import Any
 
-from ..errors import ProtocolError
-from .deadline import Deadline
-from .errors import (
+from ...errors import ProtocolError
+from ..cluster.quirks import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    UNREQUESTED_ANSWERS_KEPT,
+    apiversions_retry_v0_on_garbled_answer,
+)
+from ..errors import (
     AuthenticationFailedError,
     CorrelationIdMismatchError,
     KafkaConnectionError,
     KafkaTimeoutError,
     ResponseTooLargeError,
 )
-from .quirks import DEFAULT_MAX_RESPONSE_BYTES, UNREQUESTED_ANSWERS_KEPT, apiversions_retry_v0_on_garbled_answer
+from .deadline import Deadline
 from .sasl import SaslConfig, mechanism_for
 
 __all__ = ["BrokerConnection", "PendingResponse", "DEFAULT_MAX_RESPONSE_BYTES"]
@@ -121,7 +125,7 @@ class BrokerConnection:
         self.server_hostname = server_hostname
         self.sasl = sasl
         self.max_versions = dict(max_versions or {})
-        #: A :class:`kafkawire.client.metrics.ClientMetrics` (or None) told of every request and response.
+        #: A :class:`kafkawire.client.net.metrics.ClientMetrics` (or None) told of every request and response.
         self.metrics = metrics
         #: Negotiated versions (``kafkawire.protocol.negotiation.NegotiatedVersions``) after connect.
         self.versions: Any = None
@@ -379,7 +383,7 @@ class BrokerConnection:
         if cap is not None and version > cap:
             lowest = max(self.versions.broker[key][0], request_class.MIN_VERSION, min_version)
             if cap < lowest:
-                from ..protocol.errors import UnsupportedVersionError
+                from ...protocol.errors import UnsupportedVersionError
 
                 raise UnsupportedVersionError(
                     f"{request_class.__name__}: capped at v{cap} but {self.host}:{self.port} needs >= v{lowest}"
@@ -397,7 +401,7 @@ class BrokerConnection:
         deadline: Deadline | None = None,
     ) -> PendingResponse | None:
         """Encode and send a request; returns a :class:`PendingResponse` (None without a response)."""
-        from ..protocol import API_BY_KEY
+        from ...protocol import API_BY_KEY
 
         if version is None:
             version = self.version_for(type(request))
@@ -428,7 +432,7 @@ class BrokerConnection:
     @staticmethod
     def decode_response(buf: bytearray, response_class: Any, version: int) -> Any:
         """Decode a response frame (header included, size prefix excluded)."""
-        from ..protocol.headers import decode_response_header
+        from ...protocol.headers import decode_response_header
 
         _, pos = decode_response_header(buf, response_class.header_version(version))
         # Bytes after the body are ignored, as the Java client and librdkafka do (they never check):
@@ -440,7 +444,7 @@ class BrokerConnection:
 
     # --------------------------------------------------------------------------------- handshakes
     def _negotiate_versions(self, deadline: Deadline) -> None:
-        from ..protocol.negotiation import ApiVersionsExchange
+        from ...protocol.negotiation import ApiVersionsExchange
 
         exchange = ApiVersionsExchange(client_id=self.client_id)
         for _ in range(4):  # newest version, then the broker's suggestion, then v0 (KIP-511)
@@ -460,7 +464,7 @@ class BrokerConnection:
         raise ProtocolError(f"ApiVersions negotiation with {self.host}:{self.port} did not converge")
 
     def _authenticate(self, config: SaslConfig, deadline: Deadline) -> None:
-        from ..protocol import SaslAuthenticateRequest, SaslHandshakeRequest
+        from ...protocol import SaslAuthenticateRequest, SaslHandshakeRequest
 
         mech = mechanism_for(config)
         hs_version = self.version_for(SaslHandshakeRequest)

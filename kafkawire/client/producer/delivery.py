@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import KafkaClientError, KafkaTimeoutError
+from ..errors import KafkaClientError, KafkaTimeoutError
 
 __all__ = ["DeliveryCallback", "DeliveryFuture", "RecordDroppedError", "RecordMetadata"]
 

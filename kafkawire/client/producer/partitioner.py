@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..columns import BinaryColumn
+from ...columns import BinaryColumn
 
 __all__ = ["murmur2", "to_positive", "partition_for_key", "partitions_for_keys", "Partitioner"]
 

@@ -1,4 +1,4 @@
-"""Consumer group administration on top of :class:`~kafkawire.client.cluster.Cluster`: list, describe and
+"""Consumer group administration on top of :class:`~kafkawire.client.cluster.cluster.Cluster`: list, describe and
 delete groups, read a group's committed offsets with the log end and lag, and set or reset them.
 
 What Kafka's ``kafka-consumer-groups.sh`` does, request for request: ListGroups goes to every broker
@@ -14,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.retry import is_retriable
+from ..client.consumer import offsets as _offsets
+from ..client.group.payloads import decode_assignment
+from ..client.net.deadline import Deadline
 from ..errors import ProtocolError
 from ..protocol import (
     ConsumerGroupDescribeRequest,
@@ -23,12 +28,7 @@ from ..protocol import (
     OffsetFetchRequest,
 )
 from ..protocol.errors import CoordinatorLoadInProgressError, GroupIdNotFoundError, UnknownTopicOrPartitionError
-from . import offsets as _offsets
-from .admin_types import GroupDescription, GroupListing, GroupOffset, MemberDescription
-from .cluster import Cluster, broker_error
-from .deadline import Deadline
-from .group import decode_assignment
-from .retry import is_retriable
+from .types import GroupDescription, GroupListing, GroupOffset, MemberDescription
 
 __all__ = [
     "list_groups",

@@ -1,7 +1,8 @@
-"""Cluster, topic and config administration on top of :class:`~kafkawire.client.cluster.Cluster`: create,
-delete and describe topics, grow them, delete records, describe the cluster, describe and (incrementally,
-KIP-339) alter configs. Consumer group administration is in :mod:`.group_admin`; the public facade is
-:class:`kafkawire.admin.Admin`. Every function takes the call's one :class:`~.deadline.Deadline` and runs
+"""Cluster, topic and config administration on top of :class:`~kafkawire.client.cluster.cluster.Cluster`:
+describe topics, grow them, delete records, describe the cluster, describe and (incrementally,
+KIP-339) alter configs (topic creation and deletion are the client's own, :mod:`kafkawire.client.cluster.topics`).
+Consumer group administration is in :mod:`.groups`; the public facade is :class:`kafkawire.admin.Admin`.
+Every function takes the call's one :class:`~kafkawire.client.net.deadline.Deadline` and runs
 its requests through :meth:`Cluster.call`, the client's one retry loop."""
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.retry import Final
+from ..client.net.deadline import Deadline
 from ..protocol import (
     CreatePartitionsRequest,
-    CreateTopicsRequest,
     DeleteRecordsRequest,
-    DeleteTopicsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
@@ -22,10 +24,9 @@ from ..protocol import (
 from ..protocol.errors import (
     InvalidPartitionsError,
     LeaderNotAvailableError,
-    TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from .admin_types import (
+from .types import (
     CONFIG_OPS,
     CONFIG_SOURCES,
     AlterConfigOp,
@@ -37,13 +38,8 @@ from .admin_types import (
     PartitionDescription,
     TopicDescription,
 )
-from .cluster import ZERO_UUID, Cluster, broker_error
-from .deadline import Deadline
-from .types import NewTopic
 
 __all__ = [
-    "create_topics",
-    "delete_topics",
     "describe_cluster",
     "describe_topics",
     "describe_configs",
@@ -51,119 +47,6 @@ __all__ = [
     "create_partitions",
     "delete_records",
 ]
-
-
-def _specs(
-    topics: Iterable[str | NewTopic] | Mapping[str, int],
-    num_partitions: int,
-    replication_factor: int,
-    configs: Mapping[str, str] | None,
-) -> list[NewTopic]:
-    if isinstance(topics, Mapping):
-        return [NewTopic(n, int(p), replication_factor, dict(configs or {})) for n, p in topics.items()]
-    return [
-        t if isinstance(t, NewTopic) else NewTopic(t, num_partitions, replication_factor, dict(configs or {}))
-        for t in topics
-    ]
-
-
-def create_topics(
-    cluster: Cluster,
-    deadline: Deadline,
-    topics: Iterable[str | NewTopic] | Mapping[str, int],
-    *,
-    num_partitions: int = 1,
-    replication_factor: int = 1,
-    configs: Mapping[str, str] | None = None,
-    exist_ok: bool = False,
-    wait: bool = True,
-) -> None:
-    """See :meth:`kafkawire.client.Client.create_topics`."""
-    specs = _specs(topics, num_partitions, replication_factor, configs)
-    if not specs:
-        return
-
-    def attempt(d: Deadline) -> None:
-        req = CreateTopicsRequest(
-            topics=[
-                CreateTopicsRequest.CreatableTopic(
-                    name=s.name,
-                    num_partitions=s.num_partitions,
-                    replication_factor=s.replication_factor,
-                    assignments=[],
-                    configs=[CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in s.configs.items()],
-                )
-                for s in specs
-            ],
-            # The broker-side wait is what is left of the call, so its answer arrives before our deadline.
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
-        )
-        resp = cluster.controller_connection(d).request(req, deadline=d)
-        for t in resp.topics:
-            err = broker_error(t.error_code, getattr(t, "error_message", None), f"create topic {t.name!r}")
-            if err is None or (exist_ok and isinstance(err, TopicAlreadyExistsError)):
-                continue
-            raise err
-
-    names = [s.name for s in specs]
-    cluster.call(deadline, attempt, what=f"create topics {names}", topics=[])
-    if wait:
-        _wait_for_leaders(cluster, deadline, names)
-
-
-def _wait_for_leaders(cluster: Cluster, deadline: Deadline, names: list[str]) -> None:
-    # Topic creation returns before every broker knows the new partitions' leaders.
-    def attempt(d: Deadline) -> None:
-        meta = cluster.fetch_metadata(names, d)
-        for n in names:
-            tm = meta.topics.get(n)
-            if tm is None or tm.error is not None or not tm.partitions:
-                raise UnknownTopicOrPartitionError(f"topic {n!r} not in the metadata yet")
-            leaderless = [p.partition for p in tm.partitions.values() if p.leader < 0]
-            if leaderless:
-                raise LeaderNotAvailableError(f"topic {n!r}: partitions {leaderless} have no leader yet")
-
-    cluster.call(deadline, attempt, what=f"waiting for leaders of {names}", before_retry=lambda d, e: None)
-
-
-def delete_topics(cluster: Cluster, deadline: Deadline, names: list[str], *, missing_ok: bool = False) -> None:
-    """See :meth:`kafkawire.client.Client.delete_topics`."""
-    if not names:
-        return
-
-    def attempt(d: Deadline) -> None:
-        req = DeleteTopicsRequest(
-            topics=[DeleteTopicsRequest.DeleteTopicState(name=n, topic_id=ZERO_UUID) for n in names],
-            topic_names=names,
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
-        )
-        resp = cluster.controller_connection(d).request(req, deadline=d)
-        for r in resp.responses:
-            err = broker_error(r.error_code, getattr(r, "error_message", None), f"delete topic {r.name!r}")
-            if err is None or (missing_ok and isinstance(err, UnknownTopicOrPartitionError)):
-                continue
-            if isinstance(err, UnknownTopicOrPartitionError):
-                # Retriable in Kafka (metadata may lag), but for a delete it means "not there": final.
-                raise _Final(err)
-            raise err
-
-    try:
-        cluster.call(deadline, attempt, what=f"delete topics {names}", topics=[])
-    except _Final as e:
-        raise e.error from None
-    finally:
-        for n in names:
-            cluster.topics.pop(n, None)
-
-
-class _Final(Exception):
-    """Carries an error that must not be retried although its class says it is retriable."""
-
-    retriable = False
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 # ------------------------------------------------------------------------------------------- cluster
@@ -209,9 +92,9 @@ def describe_topics(cluster: Cluster, deadline: Deadline, names: Iterable[str] |
         for name in wanted if wanted is not None else sorted(meta.topics):
             tm = meta.topics.get(name)
             if tm is None:
-                raise _Final(UnknownTopicOrPartitionError(f"topic {name!r} does not exist"))
+                raise Final(UnknownTopicOrPartitionError(f"topic {name!r} does not exist"))
             if tm.error is not None:
-                raise _Final(tm.error) if isinstance(tm.error, UnknownTopicOrPartitionError) else tm.error
+                raise Final(tm.error) if isinstance(tm.error, UnknownTopicOrPartitionError) else tm.error
             if wanted is None and tm.is_internal:
                 continue
             parts = [
@@ -223,7 +106,7 @@ def describe_topics(cluster: Cluster, deadline: Deadline, names: Iterable[str] |
 
     try:
         return cluster.call(deadline, attempt, what="describe topics", before_retry=lambda d, e: None)
-    except _Final as e:
+    except Final as e:
         raise e.error from None
 
 
@@ -273,13 +156,13 @@ def describe_configs(
             for result in resp.results:
                 err = broker_error(result.error_code, result.error_message, f"describe configs of {r.type} {r.name!r}")
                 if err is not None:
-                    raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
+                    raise Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
                 out[r] = {c.name: _config_entry(c, version) for c in result.configs}
         return out
 
     try:
         return cluster.call(deadline, attempt, what="describe configs", topics=[])
-    except _Final as e:
+    except Final as e:
         raise e.error from None
 
 
@@ -336,11 +219,11 @@ def alter_configs(
             for result in resp.responses:
                 err = broker_error(result.error_code, result.error_message, f"alter configs of {r.type} {r.name!r}")
                 if err is not None:
-                    raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
+                    raise Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
 
     try:
         cluster.call(deadline, attempt, what="alter configs", topics=[])
-    except _Final as e:
+    except Final as e:
         raise e.error from None
 
 
@@ -383,11 +266,11 @@ def create_partitions(
                 if 0 <= have < counts[r.name]:
                     # The controller has more partitions than the broker's metadata shows yet: ask again.
                     raise LeaderNotAvailableError(f"{r.name!r}: metadata shows {have} partitions, the controller more")
-            raise _Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
+            raise Final(err) if isinstance(err, UnknownTopicOrPartitionError) else err
 
     try:
         cluster.call(deadline, attempt, what=f"create partitions {dict(counts)}", topics=[])
-    except _Final as e:
+    except Final as e:
         raise e.error from None
     if wait and not validate_only:
 

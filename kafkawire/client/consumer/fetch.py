@@ -1,7 +1,7 @@
-"""Fetch on top of :class:`~kafkawire.client.cluster.Cluster`: several partitions at once, one request
+"""Fetch on top of :class:`~kafkawire.client.cluster.cluster.Cluster`: several partitions at once, one request
 per leader, all leaders in flight together, partitions that failed retried until the deadline. With
 ``sessions`` each broker's request goes through its incremental fetch session (KIP-227,
-:mod:`kafkawire.client.fetch_session`): only what changed is sent."""
+:mod:`kafkawire.client.consumer.fetch_session`): only what changed is sent."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from ..columns import RecordColumns
-from ..protocol import FetchRequest
-from . import quirks
-from .cluster import ZERO_UUID, Cluster, broker_error
-from .deadline import Deadline
+from ...columns import RecordColumns
+from ...protocol import FetchRequest
+from ..cluster import quirks
+from ..cluster.cluster import ZERO_UUID, Cluster, broker_error
+from ..cluster.retry import is_retriable
+from ..net.deadline import Deadline
+from ..types import FetchResult
 from .fetch_session import FetchSessionHandler, FetchSessions, SessionRequest
-from .retry import is_retriable
-from .types import FetchResult
 
 __all__ = ["fetch_many"]
 
@@ -163,7 +163,7 @@ def fetch_many(
         if remaining:
             first = next((round_errors[tp] for tp in remaining if tp in round_errors), None)
             if first is None:
-                from ..protocol.errors import LeaderNotAvailableError
+                from ...protocol.errors import LeaderNotAvailableError
 
                 first = LeaderNotAvailableError(f"fetch: no answer for {sorted(remaining)}")
             raise first

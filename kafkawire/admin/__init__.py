@@ -20,8 +20,8 @@
 ``client_options``, or one passed as ``client=``, which it then does not close). Every method is one
 blocking call with one deadline: ``timeout_ms=`` (default the client's ``retry_timeout_ms``) bounds it,
 retries included; errors a broker marks retriable are retried until then, others are raised at once as
-:mod:`kafkawire.protocol.errors` classes. The work is done by :mod:`kafkawire.client.admin` and
-:mod:`kafkawire.client.group_admin`; the result types are in :mod:`kafkawire.client.admin_types`.
+:mod:`kafkawire.protocol.errors` classes. The work is done by :mod:`.topics` and :mod:`.groups`; the result
+types are in :mod:`.types`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .client import Client
-from .client import admin as _admin
-from .client import group_admin as _groups
-from .client.admin_types import (
+from ..client import Client
+from ..client.net.deadline import Deadline
+from ..client.types import NewTopic
+from . import groups as _groups
+from . import topics as _topics
+from .groups import GroupNotInactiveError
+from .types import (
     AlterConfigOp,
     BrokerDescription,
     ClusterDescription,
@@ -46,9 +49,6 @@ from .client.admin_types import (
     PartitionDescription,
     TopicDescription,
 )
-from .client.deadline import Deadline
-from .client.group_admin import GroupNotInactiveError
-from .client.types import NewTopic
 
 __all__ = [
     "Admin",
@@ -107,7 +107,7 @@ class Admin:
         self, *, timeout_ms: float | None = None, deadline: Deadline | None = None
     ) -> ClusterDescription:
         """The cluster id, the controller's node id and every broker (host, port, rack, fenced)."""
-        return self._run(timeout_ms, deadline, _admin.describe_cluster)
+        return self._run(timeout_ms, deadline, _topics.describe_cluster)
 
     # -------------------------------------------------------------------------------------- topics
     def create_topics(self, topics: Iterable[str | NewTopic] | Mapping[str, int], **kwargs: Any) -> None:
@@ -124,7 +124,7 @@ class Admin:
         """``{name: TopicDescription}``: topic id, partitions with leader, leader epoch, replicas, ISR and
         offline replicas. ``names`` None: every topic but the internal ones. A topic that does not exist
         raises ``UnknownTopicOrPartitionError``."""
-        return self._run(timeout_ms, deadline, _admin.describe_topics, names)
+        return self._run(timeout_ms, deadline, _topics.describe_topics, names)
 
     def create_partitions(
         self,
@@ -137,7 +137,7 @@ class Admin:
     ) -> None:
         """Grow topics to ``{topic: total partition count}`` (a count not above the current one raises
         ``InvalidPartitionsError``). With ``wait``, returns once the new partitions have leaders."""
-        self._run(timeout_ms, deadline, _admin.create_partitions, counts, validate_only=validate_only, wait=wait)
+        self._run(timeout_ms, deadline, _topics.create_partitions, counts, validate_only=validate_only, wait=wait)
 
     def delete_records(
         self,
@@ -148,7 +148,7 @@ class Admin:
     ) -> dict[tuple[str, int], int]:
         """Delete the records before ``{(topic, partition): offset}`` (-1: the high watermark, i.e. every
         record); returns each partition's new low watermark (its first kept offset)."""
-        return self._run(timeout_ms, deadline, _admin.delete_records, before)
+        return self._run(timeout_ms, deadline, _topics.delete_records, before)
 
     # ------------------------------------------------------------------------------------- configs
     def describe_configs(
@@ -167,7 +167,7 @@ class Admin:
         return self._run(
             timeout_ms,
             deadline,
-            _admin.describe_configs,
+            _topics.describe_configs,
             resources,
             names=names,
             synonyms=synonyms,
@@ -185,7 +185,7 @@ class Admin:
         """Change configs incrementally (KIP-339): ``{resource: [AlterConfigOp(name, op, value), ...]}``
         with ``op`` ``"set"``, ``"delete"`` (back to the default), ``"append"`` or ``"subtract"`` (list
         configs). Configs not named keep their values."""
-        self._run(timeout_ms, deadline, _admin.alter_configs, changes, validate_only=validate_only)
+        self._run(timeout_ms, deadline, _topics.alter_configs, changes, validate_only=validate_only)
 
     # -------------------------------------------------------------------------------------- groups
     def list_groups(

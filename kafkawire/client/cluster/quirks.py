@@ -21,7 +21,7 @@ __all__ = [
     "omitted_fetch_partition_is_empty",
 ]
 
-from ..protocol import FetchRequest, ListOffsetsRequest, OffsetCommitRequest, ProduceRequest
+from ...protocol import FetchRequest, ListOffsetsRequest, OffsetCommitRequest, ProduceRequest
 
 #: Lowest request version the client sends, per request class. Kafka 4 supports all of these (KIP-896
 #: removed the versions below them), so the floor costs nothing against the reference broker.

@@ -27,21 +27,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import ConsumerGroupHeartbeatRequest
-from ..protocol.errors import (
+from ...protocol import ConsumerGroupHeartbeatRequest
+from ...protocol.errors import (
     FencedMemberEpochError,
     StaleMemberEpochError,
     UnknownMemberIdError,
     UnreleasedInstanceIdError,
     UnsupportedVersionError,
 )
-from .cluster import broker_error
-from .deadline import Deadline
-from .errors import KafkaClientError
-from .retry import is_retriable
+from ..cluster.cluster import broker_error
+from ..cluster.retry import is_retriable
+from ..errors import KafkaClientError
+from ..net.deadline import Deadline
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["ConsumerGroupMember", "GroupProtocolUnsupportedError", "Reconciliation"]
 
@@ -261,10 +261,10 @@ class ConsumerGroupMember:
     def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline) -> None:
         """Commit ``offsets`` with this member's id and epoch (OffsetCommit v9, KIP-848).
 
-        Raises :class:`~kafkawire.client.coordinator.CommitFailedError` when the coordinator refuses the
+        Raises :class:`~kafkawire.client.group.classic.CommitFailedError` when the coordinator refuses the
         epoch (STALE_MEMBER_EPOCH: a newer epoch is on its way in a heartbeat) or the member.
         """
-        from .coordinator import CommitFailedError
+        from .classic import CommitFailedError
 
         try:
             self.client.commit_offsets(

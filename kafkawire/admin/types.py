@@ -1,4 +1,4 @@
-"""Result and argument types of the admin operations (:mod:`kafkawire.client.admin`, :mod:`kafkawire.admin`)."""
+"""Result and argument types of the admin operations (:mod:`kafkawire.admin.topics`, :mod:`kafkawire.admin`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Produce on top of :class:`~kafkawire.client.cluster.Cluster`: batching per partition, idempotence,
+"""Produce on top of :class:`~kafkawire.client.cluster.cluster.Cluster`: batching per partition, idempotence,
 and retries until the deadline.
 
 Produce is idempotent by default (KIP-98): :class:`ProducerState` holds a producer id from
@@ -17,22 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import BinaryColumn
-from ..protocol import InitProducerIdRequest, ProduceRequest
-from ..protocol.errors import (
+from ...columns import BinaryColumn
+from ...protocol import InitProducerIdRequest, ProduceRequest
+from ...protocol.errors import (
     DuplicateSequenceNumberError,
     InvalidProducerEpochError,
     OutOfOrderSequenceNumberError,
     UnknownProducerIdError,
 )
-from ..records import encode_records
-from .cluster import Cluster, broker_error
-from .connection import BrokerConnection, PendingResponse
-from .deadline import Deadline
-from .errors import KafkaConnectionError, KafkaTimeoutError, ProduceFailedError
-from .quirks import LOWEST_VERSION
-from .retry import is_retriable
-from .types import ProduceResult, UnacknowledgedRecords
+from ...records import encode_records
+from ..cluster.cluster import Cluster, broker_error
+from ..cluster.quirks import LOWEST_VERSION
+from ..cluster.retry import is_retriable
+from ..errors import KafkaConnectionError, KafkaTimeoutError, ProduceFailedError
+from ..net.connection import BrokerConnection, PendingResponse
+from ..net.deadline import Deadline
+from ..types import ProduceResult, UnacknowledgedRecords
 
 __all__ = ["ProducerState", "send_records", "not_sent"]
 
@@ -64,7 +64,7 @@ def take(col: BinaryColumn, idx: np.ndarray) -> BinaryColumn:
 class ProducerState:
     """The idempotent producer's identity: producer id, epoch and the next sequence per partition.
 
-    A transactional producer's state is a subclass (:class:`~kafkawire.client.transaction.TransactionManager`)
+    A transactional producer's state is a subclass (:class:`~kafkawire.client.producer.transaction.TransactionManager`)
     with a ``transactional_id`` and a :meth:`prepare` that adds partitions to the transaction."""
 
     #: Sent in every ProduceRequest; batches are marked transactional when set.

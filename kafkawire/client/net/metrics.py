@@ -27,7 +27,7 @@ class _ApiStats:
 
 
 def _api_name(api_key: int) -> str:
-    from ..protocol import API_BY_KEY
+    from ...protocol import API_BY_KEY
 
     entry = API_BY_KEY.get(api_key)
     if entry is None:

@@ -28,7 +28,7 @@ Transactions (KIP-98): with ``transactional_id`` the producer writes inside tran
         producer.send("out", b"v")
         producer.send_offsets_to_transaction({("in", 0): 42}, consumer.group_metadata())
 
-Errors follow the Java client (:mod:`kafkawire.client.transaction`): ``ProducerFencedError`` and other
+Errors follow the Java client (:mod:`kafkawire.client.producer.transaction`): ``ProducerFencedError`` and other
 fatal errors leave the producer only closable; an abortable error (a refused batch, a zombie consumer's
 offsets) must be followed by ``abort_transaction()``.
 """
@@ -48,12 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from ..records import check_record_arguments
-from .client import Client
+from ...records import check_record_arguments
+from ..client import Client
+from ..errors import ProduceFailedError
+from ..types import ProduceResult, UnacknowledgedRecords
 from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError, RecordMetadata, as_done_callback
-from .errors import ProduceFailedError
 from .transaction import GroupMetadata, TransactionHandle, TransactionManager, TransactionState
-from .types import ProduceResult, UnacknowledgedRecords
 
 __all__ = ["Producer"]
 
@@ -223,7 +223,7 @@ class Producer:
         ``transaction.timeout.ms``, ``client.id`` and the connection and security properties of
         :meth:`Client.from_properties`; see :func:`kafkawire.client.config.producer_kwargs_from_properties`.
         ``overrides`` are keyword arguments that win."""
-        from .config import producer_kwargs_from_properties
+        from ..config import producer_kwargs_from_properties
 
         return cls(**{**producer_kwargs_from_properties(properties), **overrides})
 
@@ -244,8 +244,8 @@ class Producer:
         background sender once ``linger_ms`` has passed. ``value`` / ``key``: bytes-like, ``str``
         (written as UTF-8) or None; anything else is a ``TypeError``.
 
-        Returns the record's :class:`~kafkawire.client.delivery.DeliveryFuture`, resolved when the batch
-        holding it is acknowledged (to a :class:`~kafkawire.client.delivery.RecordMetadata`) or finally
+        Returns the record's :class:`~kafkawire.client.producer.delivery.DeliveryFuture`, resolved when the batch
+        holding it is acknowledged (to a :class:`~kafkawire.client.producer.delivery.RecordMetadata`) or finally
         fails (to the error under which it is handed back in ``ProduceFailedError.unacknowledged``).
         ``on_delivery`` (alias ``callback``): confluent-kafka's ``fn(err, metadata)``, called then."""
         check_record_arguments(
@@ -651,8 +651,8 @@ class Producer:
 
     def hand_over_transaction(self, *, timeout_ms: float | None = None) -> TransactionHandle:
         """Flush the open transaction, close the producer *without* committing or aborting, and return the
-        :class:`~kafkawire.client.transaction.TransactionHandle` with which any process finishes it
-        (:func:`kafkawire.client.transaction.end_transaction`): a Spark task writes, its driver commits.
+        :class:`~kafkawire.client.producer.transaction.TransactionHandle` with which any process finishes it
+        (:func:`kafkawire.client.producer.transaction.end_transaction`): a Spark task writes, its driver commits.
         The coordinator aborts it after ``transaction_timeout_ms`` if nobody does."""
         try:
             with self._write_lock, self._lock:

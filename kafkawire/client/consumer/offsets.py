@@ -1,4 +1,4 @@
-"""Offsets on top of :class:`~kafkawire.client.cluster.Cluster`: list a log's offsets, commit and read
+"""Offsets on top of :class:`~kafkawire.client.cluster.cluster.Cluster`: list a log's offsets, commit and read
 a group's committed offsets."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..protocol import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
-from ..protocol.errors import (
+from ...protocol import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
+from ...protocol.errors import (
     CoordinatorLoadInProgressError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
-from .cluster import Cluster, broker_error
-from .deadline import Deadline
-from .quirks import LOWEST_VERSION
-from .types import CommittedOffset, ListedOffset
+from ..cluster.cluster import Cluster, broker_error
+from ..cluster.quirks import LOWEST_VERSION
+from ..net.deadline import Deadline
+from ..types import CommittedOffset, ListedOffset
 
 __all__ = ["EARLIEST", "LATEST", "list_offsets", "commit_offsets", "committed", "timestamp_spec"]
 

@@ -1,7 +1,7 @@
 """SASL mechanisms for Kafka: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677), OAUTHBEARER (RFC 7628).
 
 The exchange itself (SaslHandshake v1, then SaslAuthenticate carrying these tokens, KIP-152) is driven by
-:class:`kafkawire.client.connection.BrokerConnection`; this module only builds and checks the tokens.
+:class:`kafkawire.client.net.connection.BrokerConnection`; this module only builds and checks the tokens.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .errors import AuthenticationFailedError
+from ..errors import AuthenticationFailedError
 
 __all__ = [
     "MECHANISMS",

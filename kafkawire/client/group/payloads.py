@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..errors import ProtocolError
+from ...errors import ProtocolError
 
 __all__ = [
     "encode_subscription",

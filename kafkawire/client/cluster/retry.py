@@ -2,7 +2,7 @@
 
 Backoff is exponential with jitter, as in KIP-580 (``retry.backoff.ms`` growing to
 ``retry.backoff.max.ms``, each wait randomised by ±20% so that clients that failed together do not
-retry together). A retry loop stops at the call's :class:`~kafkawire.client.deadline.Deadline` (the
+retry together). A retry loop stops at the call's :class:`~kafkawire.client.net.deadline.Deadline` (the
 role ``delivery.timeout.ms`` / ``default.api.timeout.ms`` play in the Java client), not after a count
 of attempts: a count turns "retry for two minutes" into "retry for five seconds" whenever the backoff
 is short. ``retries`` remains as an optional extra cap (None: no cap).
@@ -14,9 +14,9 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .deadline import Deadline
+from ..net.deadline import Deadline
 
-__all__ = ["RetryPolicy", "is_retriable"]
+__all__ = ["Final", "RetryPolicy", "is_retriable"]
 
 
 def is_retriable(error: BaseException) -> bool:
@@ -26,6 +26,16 @@ def is_retriable(error: BaseException) -> bool:
     if flag is not None:
         return bool(flag)
     return isinstance(error, (ConnectionError, TimeoutError))
+
+
+class Final(Exception):
+    """Carries an error that must not be retried although its class says it is retriable."""
+
+    retriable = False
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,17 @@
 """A blocking consumer: manual assignment, or a consumer group on the classic protocol (range, round-robin,
 sticky and cooperative-sticky assignors, static membership) or on the consumer protocol of KIP-848
-(``group_protocol="consumer"``: :mod:`.consumer_protocol`), with rebalance listeners (:mod:`.listeners`),
+(``group_protocol="consumer"``: :mod:`kafkawire.client.group.kip848`), with rebalance listeners (:mod:`.listeners`),
 pause/resume and pattern subscription.
 
 ``poll()`` returns records as :class:`kafkawire.RecordColumns` per partition. Group membership runs
-inside ``poll()`` (:mod:`.coordinator`): it joins (JoinGroup offering one protocol per assignor in
+inside ``poll()`` (:mod:`kafkawire.client.group.classic`): it joins (JoinGroup offering one protocol per assignor in
 ``partition_assignment_strategy``, then SyncGroup; the leader computes the assignment with the assignor the
 coordinator chose), sends heartbeats when they are due, rejoins when the coordinator announces a rebalance,
 and commits positions automatically when ``enable_auto_commit`` is on. There is no background thread, so
 ``poll()`` must be called more often than ``session_timeout_ms`` (the Java consumer's
 ``max.poll.interval.ms`` rule, made stricter because heartbeats ride on ``poll()`` too).
 
-Each ``poll()`` makes one :class:`~kafkawire.client.deadline.Deadline` from its timeout and hands what is
+Each ``poll()`` makes one :class:`~kafkawire.client.net.deadline.Deadline` from its timeout and hands what is
 left of it to every request it makes (join, heartbeat, commit, offset lookups, fetch), so no layer below
 can make it overrun. The consumer uses only the public :class:`~kafkawire.client.Client` API.
 """
@@ -25,18 +25,18 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..columns import RecordColumns
-from ..protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
-from .assignors import STICKY_ASSIGNORS
-from .client import EARLIEST, LATEST, Client
-from .consumer_protocol import ConsumerGroupMember, GroupProtocolUnsupportedError
-from .coordinator import CommitFailedError, GroupMember, TopicPartition
-from .deadline import Deadline
-from .errors import KafkaClientError, KafkaTimeoutError
-from .group import ASSIGNORS
+from ...columns import RecordColumns
+from ...protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
+from ..client import EARLIEST, LATEST, Client
+from ..cluster.retry import is_retriable
+from ..errors import KafkaClientError, KafkaTimeoutError
+from ..group.assignors import STICKY_ASSIGNORS
+from ..group.classic import CommitFailedError, GroupMember, TopicPartition
+from ..group.kip848 import ConsumerGroupMember, GroupProtocolUnsupportedError
+from ..group.payloads import ASSIGNORS
+from ..net.deadline import Deadline
+from ..producer.transaction import GroupMetadata
 from .listeners import call_listener
-from .retry import is_retriable
-from .transaction import GroupMetadata
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
@@ -62,7 +62,7 @@ class Consumer:
     (each member votes for its most preferred such protocol), so members with different lists can share a
     group as long as the lists overlap.
 
-    ``listener``: rebalance callbacks (:mod:`kafkawire.client.listeners`), called from ``poll()`` /
+    ``listener``: rebalance callbacks (:mod:`kafkawire.client.consumer.listeners`), called from ``poll()`` /
     ``close()`` where the Java consumer calls them. ``group_instance_id``: static membership (KIP-345):
     ``close()`` does not leave the group, and a process restarted with the same id within
     ``session_timeout_ms`` gets its assignment back without a rebalance; a second live process with the
@@ -216,7 +216,7 @@ class Consumer:
         A pattern is matched against the cluster's topics (internal ones left out unless
         ``exclude_internal_topics=False``) now and again on every metadata refresh, every
         ``metadata_max_age_ms``; when the matching set changes the member rejoins with it (Java's
-        ``subscribe(Pattern)``). ``listener`` (see :mod:`kafkawire.client.listeners`) replaces the one
+        ``subscribe(Pattern)``). ``listener`` (see :mod:`kafkawire.client.consumer.listeners`) replaces the one
         given to the constructor.
         """
         if self._member is None:
@@ -621,7 +621,7 @@ class Consumer:
         properties of :meth:`Client.from_properties`; see
         :func:`kafkawire.client.config.consumer_kwargs_from_properties`. ``overrides`` are keyword arguments
         that win."""
-        from .config import consumer_kwargs_from_properties
+        from ..config import consumer_kwargs_from_properties
 
         return cls(**{**consumer_kwargs_from_properties(properties), **overrides})
 
