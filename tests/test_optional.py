@@ -89,7 +89,8 @@ def test_spark_data_source_and_session(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_embedded_broker_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kafkawire.testing.brokers import BrokerStartError, noida_binary
+    from kafkawire.testing.brokers import BrokerStartError
+    from kafkawire.testing.noida import noida_binary
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "noida_db" else real(name, *a))
@@ -99,13 +100,13 @@ def test_embedded_broker_package(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_broker_processes_need_mirakuru(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kafkawire.testing import brokers
+    from kafkawire.testing import brokers, start_broker
 
     _hide(monkeypatch, "mirakuru")
     monkeypatch.setattr(brokers, "_MIRAKURU", None)
     hint = 'pip install "kafkawire[brokers]"'
     with pytest.raises(MissingDependencyError, match=re.escape(hint)):
-        brokers.start_broker("tansu")
+        start_broker("tansu")
 
 
 def test_cli_prints_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,23 +18,20 @@ Three independent stand-ins run on loopback from PyPI wheels alone (no JVM)::
     with start_broker("mock") as broker:       # librdkafka's in-process mock cluster
         broker.create_topic("t", partitions=3)  # it has no CreateTopics API
 
-See :mod:`kafkawire.testing.kafka` and :mod:`kafkawire.testing.brokers` for the options of each.
+One module per broker: :mod:`.kafka`, :mod:`.noida`, :mod:`.tansu` and :mod:`.mock` (their options),
+on :mod:`.brokers` (what they share); :mod:`.tls` makes the test certificates, :mod:`.maven` fetches jars
+and :mod:`.java` compiles and runs Java peers.
 """
 
 from __future__ import annotations
 
-from .brokers import (
-    Broker,
-    BrokerStartError,
-    MockCluster,
-    NoidaBroker,
-    TansuBroker,
-    free_port,
-    start_broker,
-    wait_for_port,
-)
+from .brokers import Broker, BrokerStartError, free_port, wait_for_port
 from .kafka import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, ApacheKafkaBroker
+from .mock import MockCluster
+from .noida import NoidaBroker
 from .schema_registry import SchemaRegistryServer, start_schema_registry  # noqa: F401 (Apicurio, issue 20)
+from .start import start_broker
+from .tansu import TansuBroker
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",

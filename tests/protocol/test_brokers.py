@@ -31,7 +31,7 @@ from kafkawire.protocol import (
     read_response_header,
 )
 from kafkawire.protocol.negotiation import ApiVersionsExchange, negotiate
-from kafkawire.testing.brokers import start_broker
+from kafkawire.testing import start_broker
 
 pytestmark = pytest.mark.broker
 
