@@ -43,7 +43,7 @@ import pytest
 
 from kafkawire.client import Client
 from kafkawire.columns import BinaryColumn
-from kafkawire.testing.brokers import start_broker
+from kafkawire.testing import start_broker
 
 RECORDS = int(os.environ.get("KW_BENCH_CLIENT_RECORDS", "1000000"))
 VALUE = int(os.environ.get("KW_BENCH_CLIENT_VALUE", "100"))

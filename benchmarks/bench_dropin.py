@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.testing.brokers import start_broker
+from kafkawire.testing import start_broker
 
 RECORDS = int(os.environ.get("KW_BENCH_RECORDS", "100000"))
 VALUE = int(os.environ.get("KW_BENCH_VALUE", "100"))

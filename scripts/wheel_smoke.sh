@@ -137,7 +137,7 @@ print(f"[smoke] driver: kafkawire {kafkawire.__version__} compiled from {kafkawi
 
 from kafkawire import Client  # noqa: E402
 from kafkawire.client.producer.partitioner import partition_for_key  # noqa: E402
-from kafkawire.testing.brokers import start_broker  # noqa: E402
+from kafkawire.testing import start_broker  # noqa: E402
 
 PARTITIONS = 4
 PER_PARTITION = 2_500

@@ -416,7 +416,7 @@ def run(args: argparse.Namespace) -> int:
     bootstrap = args.bootstrap
     try:
         if args.with_broker:
-            from ..testing.brokers import BrokerStartError, start_broker
+            from ..testing import BrokerStartError, start_broker
 
             try:
                 broker = start_broker(args.with_broker)

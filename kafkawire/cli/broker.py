@@ -3,7 +3,7 @@
 ``kafka`` is Apache Kafka itself (KRaft, one JVM; its jars come from Maven Central on first use and need
 Java 17, see :mod:`kafkawire.testing.kafka`): the reference broker, keeping its logs in ``--data-dir``
 across runs. ``noida`` (noida-db, also keeps its data in ``--data-dir``) and ``tansu`` (memory only) come
-from PyPI wheels (see :mod:`kafkawire.testing.brokers`) and start in milliseconds, but depart from Kafka
+from PyPI wheels (see :mod:`kafkawire.testing`) and start in milliseconds, but depart from Kafka
 in ways ``docs/BROKERS.md`` lists. The command prints the broker's address as the first line on stdout
 (``127.0.0.1:PORT``), so a script can read it, then waits.
 """
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Start the broker, print its address, wait for SIGINT/SIGTERM, stop it."""
-    from ..testing.brokers import BrokerStartError, start_broker
+    from ..testing import BrokerStartError, start_broker
 
     options: dict[str, Any] = {"startup_timeout": args.startup_timeout}
     if args.port is not None:

@@ -74,7 +74,7 @@ def _broker(args: argparse.Namespace) -> Iterator[str]:
     if args.bootstrap:
         yield args.bootstrap
         return
-    from kafkawire.testing.brokers import start_broker
+    from kafkawire.testing import start_broker
 
     print(f"[demo] starting embedded {args.broker} broker ...", flush=True)
     broker = start_broker(args.broker)
