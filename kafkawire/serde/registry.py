@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client.deadline import Deadline
+from ..client.net.deadline import Deadline
 from ..errors import KafkaWireError
 
 __all__ = ["RegisteredSchema", "SchemaReference", "SchemaRegistry", "SchemaRegistryError"]
@@ -219,7 +219,7 @@ class SchemaRegistry:
         elif bearer_source == "OAUTHBEARER":
             if not issuer:
                 raise ValueError("bearer.auth.credentials.source=OAUTHBEARER needs bearer.auth.issuer.endpoint.url")
-            from ..client.oauth import ClientCredentialsTokenProvider
+            from ..client.net.oauth import ClientCredentialsTokenProvider
 
             options["bearer_token"] = ClientCredentialsTokenProvider(issuer, client_id, client_secret, scope=scope)
         elif bearer_source:
