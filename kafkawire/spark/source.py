@@ -63,6 +63,7 @@ from .planning import (
     resolve,
     split_ranges,
 )
+from .values import ValueDecoding, read_topics, value_decoding
 
 __all__ = ["KafkaInputPartition", "KafkaWireDataSource", "kafka_schema"]
 
@@ -107,8 +108,9 @@ class KafkaInputPartition(InputPartition):
         return f"KafkaInputPartition({tp_str(r.topic, r.partition)} [{r.start}, {r.end}))"
 
 
-def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[Any]:
-    """The records of one task as Arrow batches (shared by the batch and the streaming reader)."""
+def _read(opts: SourceOptions, partition: InputPartition, values: ValueDecoding | None = None) -> Iterator[Any]:
+    """The records of one task as Arrow batches (shared by the batch and the streaming reader); ``values``:
+    the key/value decoding the read asked for (``valueFormat``, :mod:`kafkawire.spark.values`)."""
     if not isinstance(partition, KafkaInputPartition):  # Spark's placeholder when there is nothing to read
         return
     r = partition.range
@@ -124,7 +126,8 @@ def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[Any]:
             poll_timeout_ms=opts.poll_timeout_ms,
         ):
             for a in range(lo, hi, ARROW_BATCH_ROWS):
-                yield builder.build(cols, a, min(a + ARROW_BATCH_ROWS, hi))
+                batch = builder.build(cols, a, min(a + ARROW_BATCH_ROWS, hi))
+                yield batch if values is None else values.decode(batch, r.partition)
 
 
 def _tasks(opts: SourceOptions, ranges: list[OffsetRange]) -> list[InputPartition]:
@@ -139,6 +142,8 @@ class _Lazy:
 
     opts: SourceOptions
     _access: KafkaAccess | None
+    #: valueFormat/keyFormat decoding (set by KafkaWireDataSource when the options ask for it)
+    values: ValueDecoding | None = None
 
     @property
     def access(self) -> KafkaAccess:
@@ -180,7 +185,7 @@ class KafkaBatchReader(_Lazy, DataSourceReader):
             self._close()
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return _read(self.opts, partition)
+        return _read(self.opts, partition, self.values)
 
 
 # -------------------------------------------------------------------------------------- streaming
@@ -275,7 +280,7 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         return _tasks(self.opts, ranges)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return _read(self.opts, partition)
+        return _read(self.opts, partition, self.values)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the checkpoint is the source of truth (Spark calls this one batch late)."""
@@ -432,7 +437,15 @@ class KafkaWireDataSource(DataSource):
         return "kafkawire"
 
     def schema(self) -> StructType:
-        return kafka_schema(include_headers(self.options))
+        base = kafka_schema(include_headers(self.options))
+        values = self._values()
+        return base if values is None else values.spark_schema(base)
+
+    def _values(self) -> ValueDecoding | None:
+        """The key/value decoding the options ask for (resolved once: it asks the registry)."""
+        if not hasattr(self, "_decoding"):
+            self._decoding = value_decoding(self.options, read_topics(self.options))
+        return self._decoding
 
     def _check_schema(self, schema: StructType) -> None:
         if schema.simpleString() != self.schema().simpleString():
@@ -440,11 +453,15 @@ class KafkaWireDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         self._check_schema(schema)
-        return KafkaBatchReader(parse_source_options(self.options, streaming=False))
+        reader = KafkaBatchReader(parse_source_options(self.options, streaming=False))
+        reader.values = self._values()
+        return reader
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         self._check_schema(schema)
-        return KafkaStreamReader(parse_source_options(self.options, streaming=True))
+        reader = KafkaStreamReader(parse_source_options(self.options, streaming=True))
+        reader.values = self._values()
+        return reader
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
         return KafkaBatchWriter(_sink_opts(self.options, schema, overwrite), _exactly_once(self.options))

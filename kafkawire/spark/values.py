@@ -1,0 +1,244 @@
+"""Spark read options that decode registry-framed values into columns: ``valueFormat`` / ``keyFormat``.
+
+``spark.read.format("kafkawire").option("valueFormat", "avro").option("schema.registry.url", url)`` turns the
+``value`` column into the decoded struct, built by :func:`kafkawire.serde.decode_avro` in the Python workers
+straight into Arrow (Spark's own ``from_avro`` cannot read the Confluent framing at all, SPARK-34652).
+
+Options (names case-insensitive, like every Spark option):
+
+``valueFormat`` / ``keyFormat``
+    ``binary`` (default: the bytes as they are) or ``avro``.
+``schema.registry.url``
+    The registry; its client properties come along with the same names as Confluent's clients
+    (``basic.auth.credentials.source``, ``basic.auth.user.info``, ``bearer.auth.*``, ``ssl.ca.location``...,
+    also with the Java client's ``schema.registry.`` prefix).
+``valueSubject`` / ``keySubject``
+    The subject whose latest version is the reader schema (default ``<topic>-value`` / ``<topic>-key``, which
+    needs a read of exactly one topic).
+``avroSchema`` / ``keyAvroSchema``
+    A reader schema given inline instead (JSON), as for Spark's ``from_avro``.
+``mode``
+    ``FAILFAST`` (default: a value that cannot be decoded fails the task, naming its partition, offset and the
+    cause) or ``PERMISSIVE`` (such values become null), as ``from_avro``'s option of that name.
+
+The reader schema is fixed on the driver when the query is planned (the subject's latest version then), so
+every task decodes into the schema Spark was given; tasks fetch only writer schemas by id, once per Python
+worker (the registry client and the compiled programs are cached per process, not per micro-batch).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidOptionError
+
+__all__ = ["ValueDecoding", "read_topics", "value_decoding"]
+
+FORMATS = ("binary", "avro")
+_REGISTRY_PREFIXES = ("schema.registry.", "basic.auth.", "bearer.auth.")
+
+
+def _get(options: Mapping[str, str], name: str) -> str | None:
+    lower = name.lower()
+    for k, v in options.items():
+        if k.lower() == lower:
+            return v
+    return None
+
+
+@dataclass(frozen=True)
+class ValueDecoding:
+    """What to decode in a read (picklable: it travels to the executors with the reader)."""
+
+    value_format: str
+    key_format: str
+    registry: tuple[tuple[str, str], ...]
+    value_schema: str | None  # the reader schema text, resolved on the driver
+    key_schema: str | None
+    mode: str
+
+    def registry_client(self) -> Any:
+        return _client(self.registry)
+
+    def spark_schema(self, base: Any) -> Any:
+        """``base`` (Spark's Kafka schema) with ``key`` / ``value`` replaced by their decoded types."""
+        from pyspark.sql.types import StructField, StructType
+
+        fields = []
+        for f in base.fields:
+            text = {"value": self.value_schema, "key": self.key_schema}.get(f.name)
+            if text is not None:
+                fields.append(StructField(f.name, _spark_type(text), True))
+            else:
+                fields.append(f)
+        return StructType(fields)
+
+    def decode(self, batch: Any, partition: int | None = None) -> Any:
+        """One Arrow batch of Spark's Kafka schema with ``key`` / ``value`` decoded."""
+        import pyarrow as pa
+
+        from ..serde import decode_avro
+
+        arrays = list(batch.columns)
+        fields = list(batch.schema)
+        names = batch.schema.names
+        offsets = batch.column(names.index("offset")).to_numpy() if "offset" in names else None
+        for name, text in (("value", self.value_schema), ("key", self.key_schema)):
+            if text is None:
+                continue
+            i = names.index(name)
+            decoded = decode_avro(arrays[i], self.registry_client(), reader_schema=text, mode=self.mode,
+                                  offsets=offsets, partition=partition)
+            if self.mode == "PERMISSIVE":
+                decoded = _drop_error(decoded)
+            target = _arrow_for_spark(decoded.type)
+            arrays[i] = decoded.cast(target) if target != decoded.type else decoded
+            fields[i] = pa.field(name, target)
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def read_topics(options: Mapping[str, str]) -> list[str] | None:
+    """The topics a read names (``subscribe`` or ``assign``); None for ``subscribePattern``."""
+    subscribe = _get(options, "subscribe")
+    if subscribe:
+        return [t.strip() for t in subscribe.split(",") if t.strip()]
+    assign = _get(options, "assign")
+    if assign:
+        try:
+            return sorted(json.loads(assign))
+        except (ValueError, TypeError):
+            return None  # the source's own option check reports it
+    return None
+
+
+def value_decoding(options: Mapping[str, str], topics: list[str] | None) -> ValueDecoding | None:
+    """The decoding a read asks for, or None (both formats ``binary``). ``topics``: the topics the read
+    names (None for ``subscribePattern``), for the default subjects. Talks to the registry for the subjects'
+    latest schemas."""
+    value_format = (_get(options, "valueFormat") or "binary").lower()
+    key_format = (_get(options, "keyFormat") or "binary").lower()
+    for name, fmt in (("valueFormat", value_format), ("keyFormat", key_format)):
+        if fmt not in FORMATS:
+            raise InvalidOptionError(f"{name} must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if value_format == key_format == "binary":
+        return None
+    mode = (_get(options, "mode") or "FAILFAST").upper()
+    if mode not in ("FAILFAST", "PERMISSIVE"):
+        raise InvalidOptionError(f"mode must be FAILFAST or PERMISSIVE, not {mode!r}")
+    registry = tuple(sorted((k.lower(), v) for k, v in options.items()
+                            if k.lower().startswith(_REGISTRY_PREFIXES)))
+    if not any(k == "schema.registry.url" for k, _ in registry):
+        raise InvalidOptionError(f"valueFormat/keyFormat {value_format}/{key_format} needs schema.registry.url")
+    client = _client(registry)
+
+    def reader_schema(kind: str, fmt: str) -> str | None:
+        if fmt == "binary":
+            return None
+        inline = _get(options, "avroSchema" if kind == "value" else "keyAvroSchema")
+        if inline:
+            from ..serde.avro_schema import AvroSchemaError, parse
+
+            try:
+                parse(inline)
+            except AvroSchemaError as e:
+                raise InvalidOptionError(f"{'avroSchema' if kind == 'value' else 'keyAvroSchema'}: {e}") from None
+            return inline
+        subject = _get(options, f"{kind}Subject")
+        if not subject:
+            if not topics or len(topics) != 1:
+                raise InvalidOptionError(f"{kind}Subject is required when the read is not of exactly one topic "
+                                         f"(the default subject is <topic>-{kind})")
+            subject = f"{topics[0]}-{kind}"
+        from ..serde.avro import _parse_registered
+        from ..serde.avro_schema import to_json
+
+        latest = client.get_latest(subject)
+        if latest.schema_type != "AVRO":
+            raise InvalidOptionError(f"subject {subject!r} holds a {latest.schema_type} schema, not Avro")
+        return json.dumps(to_json(_parse_registered(client, latest))) if latest.references else latest.schema
+
+    decoding = ValueDecoding(value_format, key_format, registry, reader_schema("value", value_format),
+                             reader_schema("key", key_format), mode)
+    for text in (decoding.value_schema, decoding.key_schema):
+        if text is not None:
+            _spark_type(text)  # an unsupported type fails the query at planning, not in a task
+    return decoding
+
+
+_CLIENTS: dict[tuple[tuple[str, str], ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client(registry: tuple[tuple[str, str], ...]) -> Any:
+    """One registry client per set of properties and process: its caches outlive a micro-batch."""
+    from ..serde import SchemaRegistry
+
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(registry)
+        if client is None:
+            try:
+                client = _CLIENTS[registry] = SchemaRegistry.from_properties(dict(registry))
+            except ValueError as e:
+                raise InvalidOptionError(str(e)) from None
+        return client
+
+
+def _drop_error(decoded: Any) -> Any:
+    import pyarrow as pa
+
+    from ..serde.avro import ERROR_COLUMN
+
+    names = [f.name for f in decoded.type]
+    if names == ["value", ERROR_COLUMN]:
+        return decoded.field(0)
+    keep = [i for i, n in enumerate(names) if n != ERROR_COLUMN]
+    return pa.StructArray.from_arrays([decoded.field(i) for i in keep], fields=[decoded.type.field(i) for i in keep],
+                                      mask=decoded.is_null())
+
+
+def _arrow_for_spark(t: Any) -> Any:
+    """The Arrow type Spark reads for a decoded Avro type (as ``from_avro`` maps them: time-* as int/long,
+    fixed as binary, timestamps in microseconds); unions of several types, durations and decimals wider
+    than 38 digits have no Spark type."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _arrow_for_spark(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(pa.field("element", _arrow_for_spark(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(pa.string(), _arrow_for_spark(t.item_type))
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", t.tz)
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_time64(t):
+        return pa.int64()
+    if pa.types.is_fixed_size_binary(t):
+        return pa.binary()
+    if pa.types.is_union(t):
+        raise InvalidOptionError("an Avro union of several non-null types has no Spark type: read it with "
+                                 "valueFormat=binary and kafkawire.serde.decode_avro")
+    if pa.types.is_interval(t):
+        raise InvalidOptionError("the Avro duration logical type has no Spark type")
+    if pa.types.is_decimal256(t):
+        raise InvalidOptionError(f"Spark decimals hold 38 digits at most, not {t.precision}")
+    return t
+
+
+def _spark_type(text: str) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    from ..serde.avro_arrow import arrow_type
+    from ..serde.avro_plan import build_columns
+    from ..serde.avro_schema import AvroSchemaError, parse
+
+    try:
+        cols, root = build_columns(parse(text))
+    except AvroSchemaError as e:
+        raise InvalidOptionError(f"reader schema: {e}") from None
+    return from_arrow_type(_arrow_for_spark(arrow_type(cols, root)))

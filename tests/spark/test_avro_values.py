@@ -1,0 +1,114 @@
+"""``format("kafkawire")`` with ``valueFormat=avro``: the value column is the decoded struct, against Apache Kafka
+and a real registry (Apicurio), with values written by confluent-kafka's AvroSerializer under two schema
+versions and checked against its AvroDeserializer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from spark_helpers import create_topic, unique_topic
+
+from kafkawire.testing import start_schema_registry
+
+pytestmark = pytest.mark.broker
+
+V1 = {"type": "record", "name": "Sale", "fields": [
+    {"name": "id", "type": "int"}, {"name": "shop", "type": "string"}, {"name": "old", "type": "string"},
+    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    {"name": "items", "type": {"type": "array", "items": "string"}},
+]}
+V2 = {"type": "record", "name": "Sale", "fields": [
+    {"name": "id", "type": "long"}, {"name": "shop", "type": "string"},
+    {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    {"name": "items", "type": {"type": "array", "items": "string"}},
+    {"name": "channel", "type": "string", "default": "web"},
+]}
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[Any]:
+    with start_schema_registry() as server:
+        yield server
+
+
+def _write(bootstrap: str, url: str, topic: str, n: int, extra: list[bytes] = ()) -> list[bytes]:
+    """n/2 values under V1, n/2 under V2 (AvroSerializer), then ``extra`` raw values; all of them, in order."""
+    import decimal
+
+    sr = SchemaRegistryClient({"url": url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    values = []
+    for version, schema in ((1, V1), (2, V2)):
+        ser = AvroSerializer(sr, json.dumps(schema))
+        for i in range(n // 2):
+            row: dict[str, Any] = {"id": i, "shop": f"shop-{i % 3}", "amount": decimal.Decimal(i) / 4,
+                                   "items": ["x"] * (i % 3)}
+            if version == 1:
+                row["old"] = "o"
+            else:
+                row["channel"] = "app"
+            values.append(ser(row, ctx))
+    values += list(extra)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for v in values:
+        p.produce(topic, v, partition=0)
+    assert p.flush(60) == 0
+    return values
+
+
+def _read(spark: Any, bootstrap: str, url: str, topic: str, **options: str) -> Any:
+    reader = (spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).option("startingOffsets", "earliest")
+              .option("valueFormat", "avro").option("schema.registry.url", url))
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load()
+
+
+def test_value_column_is_the_decoded_struct(spark: Any, kafka_broker: Any, registry: Any) -> None:
+    topic = unique_topic("avro")
+    create_topic(kafka_broker.bootstrap, topic, 1)
+    raw = _write(kafka_broker.bootstrap, registry.url, topic, 400)
+    df = _read(spark, kafka_broker.bootstrap, registry.url, topic)
+    assert df.schema["value"].dataType.simpleString() == (
+        "struct<id:bigint,shop:string,amount:decimal(9,2),items:array<string>,channel:string>")
+    rows = df.orderBy("offset").select("value.*").collect()
+    deser = AvroDeserializer(SchemaRegistryClient({"url": registry.url}), json.dumps(V2))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    assert [r.asDict() for r in rows] == [deser(v, ctx) for v in raw]
+    # an aggregation over decoded fields, as a query would use them
+    by_shop = {r["shop"]: r["total"] for r in df.groupBy("value.shop").agg({"value.id": "sum"})
+               .withColumnRenamed("sum(value.id AS id)", "total").collect()}
+    assert by_shop == {f"shop-{s}": 2 * sum(i for i in range(200) if i % 3 == s) for s in range(3)}
+    channels = {r["channel"]: r["count"] for r in df.groupBy("value.channel").count().collect()}
+    assert channels == {"web": 200, "app": 200}  # v1 values took the reader's default
+
+
+def test_failfast_names_the_offset_and_permissive_gives_null(spark: Any, kafka_broker: Any, registry: Any) -> None:
+    topic = unique_topic("avro-bad")
+    create_topic(kafka_broker.bootstrap, topic, 1)
+    _write(kafka_broker.bootstrap, registry.url, topic, 10, extra=[b"\x01not-avro"])
+    with pytest.raises(Exception, match=r"partition 0, offset 10.*bad magic byte 1"):
+        _read(spark, kafka_broker.bootstrap, registry.url, topic).collect()
+    rows = _read(spark, kafka_broker.bootstrap, registry.url, topic, mode="PERMISSIVE").orderBy("offset").collect()
+    assert len(rows) == 11 and rows[10]["value"] is None and rows[9]["value"]["channel"] == "app"
+
+
+def test_inline_reader_schema_and_option_errors(spark: Any, kafka_broker: Any, registry: Any) -> None:
+    topic = unique_topic("avro-inline")
+    create_topic(kafka_broker.bootstrap, topic, 1)
+    _write(kafka_broker.bootstrap, registry.url, topic, 6)
+    narrow = {"type": "record", "name": "Sale", "fields": [{"name": "shop", "type": "string"}]}
+    df = _read(spark, kafka_broker.bootstrap, registry.url, topic, avroSchema=json.dumps(narrow))
+    assert [r["value"]["shop"] for r in df.orderBy("offset").collect()] == [f"shop-{i % 3}" for i in (0, 1, 2)] * 2
+    with pytest.raises(Exception, match="valueFormat must be one of binary, avro"):
+        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueFormat="xml").schema
+    with pytest.raises(Exception, match="no-such-value"):
+        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueSubject="no-such-value").schema
