@@ -25,6 +25,7 @@ from ..client.consumer.ranges import LostRange, read_ranges
 from ..client.net.deadline import Deadline
 from ..errors import KafkaWireError
 from ._common import CliError, add_connection_args, make_client, parse_start, partitions_of
+from .values import add_value_args, wrap_writer
 
 __all__ = ["add_arguments", "run"]
 
@@ -73,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-wait-ms", type=int, default=500, help="how long one fetch waits for new data")
     parser.add_argument("--fetch-max-bytes", type=int, default=16 << 20, help="bytes per fetch (default: 16 MiB)")
+    add_value_args(parser)  # --value-format avro --schema-registry URL (cli/values.py)
 
 
 # ------------------------------------------------------------------------------------------ writers
@@ -285,6 +287,7 @@ def run(args: argparse.Namespace) -> int:
             writer = _JsonWriter(out, args.binary)
         else:
             writer = _ValuesWriter(out, args.print_key, args.separator.encode("utf-8"))
+    writer = wrap_writer(writer, args, out)  # decodes registry-framed values first (--value-format)
 
     topic = args.topic
     written = 0
