@@ -109,6 +109,6 @@ def test_inline_reader_schema_and_option_errors(spark: Any, kafka_broker: Any, r
     df = _read(spark, kafka_broker.bootstrap, registry.url, topic, avroSchema=json.dumps(narrow))
     assert [r["value"]["shop"] for r in df.orderBy("offset").collect()] == [f"shop-{i % 3}" for i in (0, 1, 2)] * 2
     with pytest.raises(Exception, match="valueFormat must be one of binary, avro"):
-        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueFormat="xml").schema
+        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueFormat="xml")
     with pytest.raises(Exception, match="no-such-value"):
-        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueSubject="no-such-value").schema
+        _read(spark, kafka_broker.bootstrap, registry.url, topic, valueSubject="no-such-value")
