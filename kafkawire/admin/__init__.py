@@ -32,8 +32,10 @@ from typing import Any
 from ..client import Client
 from ..client.net.deadline import Deadline
 from ..client.types import NewTopic
+from . import acls as _acls
 from . import groups as _groups
 from . import topics as _topics
+from .acls import AclBinding, AclBindingFilter
 from .groups import GroupNotInactiveError
 from .types import (
     AlterConfigOp,
@@ -51,6 +53,8 @@ from .types import (
 )
 
 __all__ = [
+    "AclBinding",
+    "AclBindingFilter",
     "Admin",
     "AlterConfigOp",
     "BrokerDescription",
@@ -272,3 +276,31 @@ class Admin:
             shift_by=shift_by,
             dry_run=dry_run,
         )
+
+    # ---------------------------------------------------------------------------------------- ACLs
+    def describe_acls(
+        self,
+        acl_filter: AclBindingFilter | None = None,
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> list[AclBinding]:
+        """The ACLs matching ``acl_filter`` (default: every ACL). A cluster without an authorizer raises
+        ``SecurityDisabledError``."""
+        return self._run(timeout_ms, deadline, _acls.describe_acls, acl_filter or AclBindingFilter())
+
+    def create_acls(
+        self, bindings: Iterable[AclBinding], *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> None:
+        """Create ACLs (creating one that exists already changes nothing)."""
+        self._run(timeout_ms, deadline, _acls.create_acls, bindings)
+
+    def delete_acls(
+        self,
+        filters: Iterable[AclBindingFilter],
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> list[AclBinding]:
+        """Delete every ACL matching any of ``filters``; returns the ACLs deleted."""
+        return self._run(timeout_ms, deadline, _acls.delete_acls, filters)

@@ -18,6 +18,12 @@ from kafkawire.testing.kafka import java_binary, kafka_classpath
 
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 CONFIG_COMMAND = "org.apache.kafka.tools.ConfigCommand"
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
+TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"
+LEADER_ELECTION_COMMAND = "org.apache.kafka.tools.LeaderElectionCommand"
+LOG_DIRS_COMMAND = "org.apache.kafka.tools.LogDirsCommand"
+FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
+REASSIGN_COMMAND = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 GET_OFFSET_SHELL = "org.apache.kafka.tools.GetOffsetShell"
