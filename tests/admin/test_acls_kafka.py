@@ -75,16 +75,21 @@ def test_acls_created_by_kafkawire_are_what_kafka_acls_lists_and_the_reverse(adm
     }
     # MATCH: the ACLs that apply to topic orders-eu (the prefixed one), as --resource-pattern-type match.
     applying = AclBindingFilter(resource_type="TOPIC", name="orders-eu", pattern_type="MATCH")
-    assert set(admin.describe_acls(applying)) == tool_acls(b, "--topic", "orders-eu", "--resource-pattern-type", "match")
+    matching = tool_acls(b, "--topic", "orders-eu", "--resource-pattern-type", "match")
+    assert set(admin.describe_acls(applying)) == matching
     assert {a.name for a in admin.describe_acls(applying)} == {"orders-"}
     bob = AclBindingFilter(principal="User:bob")
-    assert set(admin.describe_acls(bob)) == tool_acls(b, "--principal", "User:bob") and len(admin.describe_acls(bob)) == 2
+    assert set(admin.describe_acls(bob)) == tool_acls(b, "--principal", "User:bob")
+    assert len(admin.describe_acls(bob)) == 2
 
     # The tool adds, kafkawire sees and deletes; kafkawire deletes, the tool no longer lists.
     run_tool(ACL_COMMAND, "--bootstrap-server", b, "--add", "--allow-principal", "User:carol",
              "--operation", "Describe", "--operation", "Alter", "--topic", "payments")  # fmt: skip
     carol = AclBindingFilter(principal="User:carol")
-    assert {(a.name, a.operation) for a in admin.describe_acls(carol)} == {("payments", "DESCRIBE"), ("payments", "ALTER")}
+    assert {(a.name, a.operation) for a in admin.describe_acls(carol)} == {
+        ("payments", "DESCRIBE"),
+        ("payments", "ALTER"),
+    }
     deleted = admin.delete_acls([carol, AclBindingFilter(resource_type="GROUP")])
     assert {(a.principal, a.operation) for a in deleted} == {("User:carol", "DESCRIBE"), ("User:carol", "ALTER"),
                                                            ("User:bob", "READ")}  # fmt: skip
@@ -125,7 +130,10 @@ def test_kafkawire_acls_command(admin, secured, capsys):
     table = cli("acls", "list", "--topic", "clicks", "--principal", "User:eve")
     assert "DENY" in table and "User:dan" not in table
     out = cli("acls", "delete", "--principal", "User:eve", "--json")
-    assert {(r["principal"], r["operation"]) for r in json.loads(out)} == {("User:eve", "READ"), ("User:eve", "DESCRIBE")}
+    assert {(r["principal"], r["operation"]) for r in json.loads(out)} == {
+        ("User:eve", "READ"),
+        ("User:eve", "DESCRIBE"),
+    }
     assert {a.principal for a in tool_acls(b)} == {"User:dan"}
     assert main(["acls", "create", "--topic", "t", "--operation", "READ", "--bootstrap", b]) != 0  # no principal
     assert "principal" in capsys.readouterr().err
