@@ -79,13 +79,18 @@ def _filter(args: argparse.Namespace, operation: str = "ANY") -> Any:
     from ..admin import AclBindingFilter
 
     rtype, name = _resource(args)
-    return AclBindingFilter(
+    flt = AclBindingFilter(
         resource_type=rtype,
         name=name,
         pattern_type=args.resource_pattern_type.upper(),
         principal=getattr(args, "principal", None),
         operation=operation.upper(),
     )
+    try:
+        flt.codes()
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    return flt
 
 
 def _show(bindings: list[Any], as_json: bool) -> None:
@@ -123,6 +128,11 @@ def _create(args: argparse.Namespace) -> int:
         for principal in principals
         for op in args.operation
     ]
+    try:
+        for b in bindings:
+            b.codes()  # an operation that is not Kafka's fails here, before any connection
+    except ValueError as e:
+        raise CliError(str(e)) from None
     with Admin(client=make_client(args)) as admin, admin.client:
         admin.create_acls(bindings)
     print(f"created {len(bindings)} ACL(s)")

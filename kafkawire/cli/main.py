@@ -25,6 +25,7 @@ _COMMANDS = (
     ("groups", "groups", "list, describe or delete consumer groups; reset their offsets"),
     ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
     ("acls", "acls", "list, create or delete ACLs (as kafka-acls.sh)"),
+    ("transactions", "transactions", "list and describe transactions and producers; abort a hanging transaction"),
     ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
     ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),
 )

@@ -1,0 +1,147 @@
+"""``kafkawire transactions list|describe|describe-producers|abort``: producers and transactions as
+Kafka's ``kafka-transactions.sh`` shows and aborts them (KIP-664), on :class:`kafkawire.admin.Admin`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from ._common import CliError, add_connection_args, make_client, print_table
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Subcommands of ``kafkawire transactions``."""
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    ls = sub.add_parser("list", help="the transactional ids the coordinators know, with state and producer id")
+    add_connection_args(ls)
+    ls.add_argument("--state", action="append", metavar="STATE", help="only in this state, e.g. Ongoing (repeatable)")
+    ls.add_argument("--producer-id", action="append", type=int, metavar="ID", help="only this producer (repeatable)")
+    ls.add_argument("--duration-ms", type=int, metavar="MS", help="only transactions open longer than this")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    describe = sub.add_parser("describe", help="a transaction as its coordinator describes it")
+    add_connection_args(describe)
+    describe.add_argument("--transactional-id", required=True, metavar="ID")
+    describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    producers = sub.add_parser("describe-producers", help="the active producers of a partition (its leader's view)")
+    add_connection_args(producers)
+    producers.add_argument("--topic", required=True)
+    producers.add_argument("--partition", required=True, type=int)
+    producers.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    abort = sub.add_parser("abort", help="abort the (hanging) transaction that starts at an offset of a partition")
+    add_connection_args(abort)
+    abort.add_argument("--topic", required=True)
+    abort.add_argument("--partition", required=True, type=int)
+    abort.add_argument("--start-offset", required=True, type=int, metavar="OFFSET")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the chosen action."""
+    actions = {"list": _list, "describe": _describe, "describe-producers": _producers, "abort": _abort}
+    return actions[args.action](args)
+
+
+def _admin(args: argparse.Namespace) -> Any:
+    from ..admin import Admin
+
+    return Admin(client=make_client(args))
+
+
+def _list(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        try:
+            found = admin.list_transactions(
+                states=args.state, producer_ids=args.producer_id, duration_ms=args.duration_ms
+            )
+        except ValueError as e:  # an unknown state
+            raise CliError(str(e)) from None
+    rows = [(t.transactional_id, t.coordinator_id, t.producer_id, t.state) for t in found]
+    header = ("TRANSACTIONAL-ID", "COORDINATOR", "PRODUCER-ID", "STATE")
+    _print(rows, header, args.json)
+    return 0
+
+
+def _describe(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        t = admin.describe_transactions([args.transactional_id])[args.transactional_id]
+    # As Kafka's tool: the duration of the open transaction, measured here, -1 when none is open.
+    duration = int(time.time() * 1000) - t.start_time_ms if t.start_time_ms >= 0 else -1
+    partitions = ",".join(f"{topic}-{p}" for topic, p in sorted(t.partitions))
+    row = (
+        t.coordinator_id,
+        t.transactional_id,
+        t.producer_id,
+        t.producer_epoch,
+        t.state,
+        t.timeout_ms,
+        t.start_time_ms,
+        duration,
+        partitions,
+    )
+    header = (
+        "COORDINATOR",
+        "TRANSACTIONAL-ID",
+        "PRODUCER-ID",
+        "PRODUCER-EPOCH",
+        "STATE",
+        "TIMEOUT-MS",
+        "START-TIME-MS",
+        "DURATION-MS",
+        "PARTITIONS",
+    )
+    _print([row], header, args.json)
+    return 0
+
+
+def _producers(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        states = admin.describe_producers([(args.topic, args.partition)])[(args.topic, args.partition)]
+    rows = [
+        (
+            s.producer_id,
+            s.producer_epoch,
+            s.coordinator_epoch,
+            s.last_sequence,
+            s.last_timestamp,
+            s.current_transaction_start_offset if s.current_transaction_start_offset >= 0 else "None",
+        )
+        for s in states
+    ]
+    header = (
+        "PRODUCER-ID",
+        "PRODUCER-EPOCH",
+        "COORDINATOR-EPOCH",
+        "LAST-SEQUENCE",
+        "LAST-TIMESTAMP",
+        "TRANSACTION-START-OFFSET",
+    )
+    _print(rows, header, args.json)
+    return 0
+
+
+def _abort(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        try:
+            state = admin.abort_transaction(args.topic, args.partition, args.start_offset)
+        except ValueError as e:  # no open transaction starts there
+            raise CliError(str(e)) from None
+    print(
+        f"aborted the transaction of producer {state.producer_id} (epoch {state.producer_epoch}) that started at "
+        f"offset {args.start_offset} of {args.topic}/{args.partition}"
+    )
+    return 0
+
+
+def _print(rows: list[tuple], header: tuple[str, ...], as_json: bool) -> None:
+    if as_json:
+        keys = [h.lower().replace("-", "_") for h in header]
+        print(json.dumps([dict(zip(keys, r)) for r in rows]))
+    else:
+        print_table(rows, header)
