@@ -409,6 +409,17 @@ class RecordColumns:
                 names.append(name)
         return pa.RecordBatch.from_arrays(arrays, names=names)
 
+    def to_arrow_decoded(self, registry: Any, *, value: str | None = "avro", key: str | None = None,
+                         **options: Any) -> Any:
+        """:meth:`to_arrow` with ``value`` (and/or ``key``, ``key="avro"``) decoded from Confluent-framed
+        Avro into a struct column, through :func:`kafkawire.serde.decode_avro` (``registry``: a
+        :class:`kafkawire.serde.SchemaRegistry`). ``options``: ``value_subject``, ``key_subject``,
+        ``value_schema``, ``key_schema``, ``mode``, ``partition`` (see
+        :func:`kafkawire.serde.records.decode_record_columns`)."""
+        from .serde.records import decode_record_columns
+
+        return decode_record_columns(self, registry, value=value, key=key, **options)
+
     def to_pandas(self, **kwargs: Any) -> Any:
         """A pandas DataFrame through :meth:`to_arrow` (needs the ``pandas`` extra: pyarrow and pandas)."""
         require("pandas", "RecordColumns.to_pandas()")

@@ -38,7 +38,7 @@ _SETUP_COMMANDS = ("pip", "./dev", ".venv/")
 
 #: (pattern in a block, extra of kafkawire that provides it): what the Install section promises per extra.
 EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (
-    (r"start_broker\(|^kafkawire broker", "brokers"),
+    (r"start_broker\(|start_schema_registry\(|^kafkawire broker", "brokers"),
     (r"to_arrow\(|import pyarrow", "arrow"),
     (r"to_pandas\(", "pandas"),
     (r"--format parquet", "cli"),

@@ -183,3 +183,18 @@ def test_argument_types() -> None:
         decode_avro(BinaryColumn.from_pylist([]), REG, mode="DROPMALFORMED")
     with pytest.raises(TypeError):
         decode_avro(BinaryColumn.from_pylist([]), REG, subject=3)
+
+
+def test_record_columns_to_arrow_decoded(impl_name: str) -> None:
+    import kafkawire
+
+    values = [enc(USER, {"id": i, "name": f"n{i}", "tag": i}) for i in range(3)]
+    raw = kafkawire.encode_records([frame(v) for v in values], [b"k0", b"k1", None], base_offset=40)
+    cols = kafkawire.decode_records(raw)
+    batch = cols.to_arrow_decoded(REG, partition=2)
+    assert batch.schema.names == cols.to_arrow().schema.names
+    assert batch.column("value").to_pylist() == [{"id": i, "name": f"n{i}", "tag": i} for i in range(3)]
+    assert batch.column("key").to_pylist() == [b"k0", b"k1", None]
+    bad = kafkawire.decode_records(kafkawire.encode_records([b"\x00\x00\x00\x00\x01\x02"], base_offset=7))
+    with pytest.raises(AvroDecodeError, match="row 0, partition 3, offset 7"):
+        bad.to_arrow_decoded(REG, partition=3)
