@@ -19,14 +19,17 @@ __all__ = ["install"]
 
 
 class _CodecFinder(MetaPathFinder):
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, avro_path: str | None = None) -> None:
+        self.paths = {"kafkawire._codec": path}
+        if avro_path is not None:  # the Avro decoder of kafkawire.serde (the `avro` target)
+            self.paths["kafkawire.serde._avro"] = avro_path
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201 - importlib protocol
-        if fullname != "kafkawire._codec":
+        where = self.paths.get(fullname)
+        if where is None:
             return None
-        loader = importlib.machinery.ExtensionFileLoader(fullname, self.path)
-        return importlib.util.spec_from_file_location(fullname, self.path, loader=loader)
+        loader = importlib.machinery.ExtensionFileLoader(fullname, where)
+        return importlib.util.spec_from_file_location(fullname, where, loader=loader)
 
 
 def install(ext_dir: str | None = None) -> str | None:
@@ -43,5 +46,6 @@ def install(ext_dir: str | None = None) -> str | None:
     found = sorted(glob.glob(os.path.join(ext_dir, "kafkawire", "_codec*.so")))
     if not found:
         raise FileNotFoundError(f"no kafkawire/_codec*.so under {ext_dir}: run fuzz/build_sanitized.sh")
-    sys.meta_path.insert(0, _CodecFinder(found[0]))
+    avro = sorted(glob.glob(os.path.join(ext_dir, "kafkawire", "serde", "_avro*.so")))
+    sys.meta_path.insert(0, _CodecFinder(found[0], avro[0] if avro else None))
     return found[0]

@@ -18,6 +18,10 @@ mkdir -p "$SRC/kafkawire" "$OUT"
 cp kafkawire/_codec.pyx kafkawire/_codec.pxd "$SRC/kafkawire/"
 cp -r kafkawire/_csrc "$SRC/kafkawire/"
 : >"$SRC/kafkawire/__init__.py"
+# setup.py builds the Avro decoder of kafkawire.serde too (the `avro` target)
+mkdir -p "$SRC/kafkawire/serde"
+cp kafkawire/serde/_avro.pyx "$SRC/kafkawire/serde/"
+: >"$SRC/kafkawire/serde/__init__.py"
 
 if command -v clang >/dev/null; then
   export CC=clang LDSHARED="clang -shared" CFLAGS="-fsanitize=fuzzer-no-link"
@@ -32,4 +36,4 @@ fi
 export CFLAGS="${CFLAGS:-} -DCYTHON_VECTORCALL_TPNEW=0"
 (cd "$SRC" && KAFKAWIRE_SANITIZE=1 "$PY" "$ROOT/setup.py" -q build_ext \
   --build-lib "$OUT" --build-temp "$ROOT/build/fuzz-asan-tmp" --force)
-ls "$OUT"/kafkawire/_codec*.so
+ls "$OUT"/kafkawire/_codec*.so "$OUT"/kafkawire/serde/_avro*.so

@@ -177,6 +177,7 @@ _BUILDERS = {
     "decompress": _seeds_decompress,
     "protocol": _seeds_protocol,
     "group": _seeds_group,
+    "avro": lambda: __import__("fuzz.avro_target", fromlist=["seeds"]).seeds(),
 }
 assert set(_BUILDERS) == set(TARGETS)
 

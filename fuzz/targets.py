@@ -392,7 +392,14 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "decompress": target_decompress,
     "protocol": target_protocol,
     "group": target_group,
+    "avro": lambda data: _avro_target()(data),  # fuzz/avro_target.py: registry-framed Avro values (issue 20)
 }
+
+
+def _avro_target() -> Callable[[bytes], None]:
+    from fuzz.avro_target import target_avro
+
+    return target_avro
 
 
 def apply_fuzz_limits() -> None:

@@ -1,0 +1,163 @@
+"""The ``avro`` fuzz target: hostile Avro bodies (and schemas) into :func:`kafkawire.serde.decode_avro`.
+
+``data[0]`` picks the variant:
+
+* bit 7 clear: the rest is the body of one Confluent-framed value decoded with one of :data:`SCHEMAS`
+  (``data[0] % len(SCHEMAS)``); bit 6 reads it with the schema's evolved reader instead (fields skipped,
+  defaults filled, numbers promoted), so the resolution and skip programs see hostile bytes too.
+* bit 7 set: the rest is ``schema JSON, 0x00, body``: a hostile *schema*, used as writer and reader.
+
+Invariant (docs/SECURITY.md): only :class:`kafkawire.KafkaWireError` subclasses (``AvroDecodeError``,
+``AvroSchemaError``), output bounded by a multiple of the input plus the per-value budget of zero-byte items,
+and the compiled decoder and the pure reference agree (same rows, or the same error) on small inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kafkawire.errors import KafkaWireError
+
+__all__ = ["SCHEMAS", "seeds", "target_avro"]
+
+_ALL = {"type": "record", "name": "All", "namespace": "f", "fields": [
+    {"name": "b", "type": "boolean"}, {"name": "i", "type": "int"}, {"name": "l", "type": "long"},
+    {"name": "f", "type": "float"}, {"name": "d", "type": "double"}, {"name": "s", "type": "string"},
+    {"name": "y", "type": "bytes"}, {"name": "n", "type": "null"},
+    {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B", "C"]}},
+    {"name": "x", "type": {"type": "fixed", "name": "X", "size": 3}},
+    {"name": "a", "type": {"type": "array", "items": ["null", "long", "string"]}},
+    {"name": "m", "type": {"type": "map", "values": {"type": "array", "items": "int"}}},
+    {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal", "precision": 20, "scale": 4}},
+    {"name": "decf", "type": {"type": "fixed", "name": "DF", "size": 5, "logicalType": "decimal",
+                              "precision": 11, "scale": 1}},
+    {"name": "dur", "type": {"type": "fixed", "name": "DU", "size": 12, "logicalType": "duration"}},
+    {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+    {"name": "dt", "type": {"type": "int", "logicalType": "date"}},
+    {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
+    {"name": "r", "type": ["null", {"type": "record", "name": "In", "fields": [{"name": "q", "type": "double"}]}]},
+]}
+_ALL_READER = {"type": "record", "name": "All", "namespace": "f", "fields": [
+    {"name": "l", "type": "double"}, {"name": "i", "type": "long"}, {"name": "s", "type": "bytes"},
+    {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["C", "A"], "default": "A"}},
+    {"name": "a", "type": {"type": "array", "items": ["null", "double", "string"]}},
+    {"name": "extra", "type": {"type": "map", "values": "string"}, "default": {"k": "v"}},
+]}
+_LIST = {"type": "record", "name": "Node", "fields": [
+    {"name": "v", "type": "int"}, {"name": "next", "type": ["null", "Node"]}]}
+_LIST_READER = {"type": "record", "name": "Node", "fields": [{"name": "v", "type": "long"}]}
+_DEEP: Any = "null"
+for _ in range(20):
+    _DEEP = {"type": "array", "items": _DEEP}
+_UNIONS = {"type": "map", "values": ["null", "boolean", "int", "string", "bytes",
+                                     {"type": "record", "name": "R", "fields": [{"name": "z", "type": "string"}]}]}
+
+#: (writer, evolved reader) pairs the target decodes with.
+SCHEMAS: list[tuple[Any, Any]] = [
+    (_ALL, _ALL_READER),
+    (_LIST, _LIST_READER),
+    (_DEEP, _DEEP),
+    (_UNIONS, _UNIONS),
+    ("string", "bytes"),
+]
+
+# Outputs above this many bytes per input byte (plus the zero-byte-item budget) mean a forged count
+# turned into an allocation.
+_OUTPUT_FACTOR = 64
+_OUTPUT_SLACK = 48 << 20
+
+
+def _nbytes(array: Any) -> int:
+    return int(array.nbytes) if array is not None else 0
+
+
+def _decode(impl: Any, writer: str, reader: str, value: bytes) -> tuple[str, Any]:
+    from kafkawire.columns import BinaryColumn
+    from kafkawire.serde import avro
+
+    saved = avro._IMPL
+    avro._IMPL = impl
+    try:
+        out = avro.decode_avro(BinaryColumn.from_pylist([value, value[:len(value) // 2]]), {1: writer},
+                               reader_schema=reader, mode="PERMISSIVE")
+        return "ok", out
+    except KafkaWireError as e:
+        return "error", f"{type(e).__name__}: {e}"
+    finally:
+        avro._IMPL = saved
+
+
+def target_avro(data: bytes) -> None:
+    from fuzz.targets import InvariantViolation
+    from kafkawire.serde import _avro_pure, avro
+
+    if not data:
+        return
+    opt, rest = data[0], data[1:]
+    if opt & 0x80:
+        text, sep, body = rest.partition(b"\x00")
+        if not sep:
+            return
+        try:
+            writer = reader = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+    else:
+        w, r = SCHEMAS[opt % len(SCHEMAS)]
+        writer, reader = json.dumps(w), json.dumps(r if opt & 0x40 else w)
+        body = rest
+    value = b"\x00\x00\x00\x00\x01" + body
+    try:
+        kind, out = _decode(avro._IMPL, writer, reader, value)
+    except BaseException as exc:  # anything but a KafkaWireError breaks the invariant
+        raise InvariantViolation(f"avro: {type(exc).__name__}: {exc!r}") from exc
+    if kind == "ok" and _nbytes(out) > _OUTPUT_FACTOR * len(data) + _OUTPUT_SLACK:
+        raise InvariantViolation(f"avro: {len(data)} input bytes decoded into {_nbytes(out)} bytes")
+    if avro.COMPILED and len(data) <= 512:
+        try:
+            pure_kind, pure_out = _decode(_avro_pure, writer, reader, value)
+        except BaseException as exc:
+            raise InvariantViolation(f"avro (pure): {type(exc).__name__}: {exc!r}") from exc
+        same = (kind == pure_kind and (out == pure_out if kind == "error" else
+                                       out.to_pylist() == pure_out.to_pylist() or repr(out.to_pylist())
+                                       == repr(pure_out.to_pylist())))
+        if not same:
+            raise InvariantViolation(f"avro: compiled and pure differ: {kind} {str(out)[:300]!r} vs "
+                                     f"{pure_kind} {str(pure_out)[:300]!r}")
+
+
+def _deep_value(levels: int) -> Any:
+    value: Any = [None, None]
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def seeds() -> list[bytes]:
+    """A valid body per schema (written by kafkawire's reference encoder), in both reader variants, and a
+    few schema-mode seeds."""
+    from kafkawire.serde.avro_encode import encode_value
+    from kafkawire.serde.avro_schema import parse
+
+    samples: list[Any] = [
+        {"b": True, "i": -3, "l": 1 << 40, "f": 1.5, "d": -2.25, "s": "héllo", "y": b"\x00\xff", "n": None,
+         "e": "B", "x": b"abc", "a": [None, 7, "x"], "m": {"k": [1, 2], "": []}, "dec": b"\x01\x00",
+         "decf": b"\x00\x00\x00\x30\x39", "dur": b"\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00",
+         "ts": 1_700_000_000_000_000, "dt": 19000, "u": "12345678-1234-5678-1234-567812345678",
+         "r": {"q": 0.5}},
+        {"v": 1, "next": {"v": 2, "next": {"v": 3, "next": None}}},
+        _deep_value(20),
+        {"a": None, "b": True, "c": 5, "d": "s", "e": b"b", "f": {"z": "zz"}},
+        "text",
+    ]
+    out = []
+    for i, ((w, _), sample) in enumerate(zip(SCHEMAS, samples)):
+        body = bytearray()
+        encode_value(body, parse(json.dumps(w)), sample)
+        out.append(bytes([i]) + bytes(body))
+        out.append(bytes([i | 0x40]) + bytes(body))
+    out.append(b"\x80" + json.dumps(_LIST).encode() + b"\x00" + b"\x02\x02\x04\x00")
+    nested = b'{"type": "array", "items": {"type": "map", "values": "long"}}'
+    out.append(b"\x80" + nested + b"\x00\x02\x02\x02a\x02\x00\x00")
+    return out
