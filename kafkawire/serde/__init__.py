@@ -13,19 +13,26 @@ column of such values into one Arrow array in a compiled pass, and back::
 :class:`SchemaRegistry` speaks the registry's REST API (cached, one deadline per call);
 :func:`decode_avro` resolves every writer schema id it meets against one reader schema (by default the
 subject's latest), so values written under several schema versions decode into one table.
+:func:`decode_json` / :func:`encode_json` do the same for JSON Schema values (Arrow's JSON reader parses every
+body in one pass). Protobuf is not supported yet.
 """
 
 from .avro import AvroDecodeError, decode_avro, encode_avro
 from .avro_schema import AvroSchemaError
+from .json_values import JsonDecodeError, JsonSchemaError, decode_json, encode_json
 from .registry import RegisteredSchema, SchemaReference, SchemaRegistry, SchemaRegistryError
 
 __all__ = [
     "AvroDecodeError",
     "AvroSchemaError",
+    "JsonDecodeError",
+    "JsonSchemaError",
     "RegisteredSchema",
     "SchemaReference",
     "SchemaRegistry",
     "SchemaRegistryError",
     "decode_avro",
+    "decode_json",
     "encode_avro",
+    "encode_json",
 ]
