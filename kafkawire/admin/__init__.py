@@ -33,11 +33,19 @@ from ..client import Client
 from ..client.net.deadline import Deadline
 from ..client.types import NewTopic
 from . import acls as _acls
+from . import features as _features
 from . import groups as _groups
+from . import log_dirs as _log_dirs
+from . import partitions as _partitions
+from . import quotas as _quotas
+from . import scram as _scram
 from . import topics as _topics
 from . import transactions as _transactions
 from .acls import AclBinding, AclBindingFilter
+from .features import FeatureMetadata
 from .groups import GroupNotInactiveError
+from .log_dirs import LogDirDescription, ReplicaInfo
+from .partitions import PartitionInfo, Reassignment, TopicPartitionsDescription
 from .transactions import ProducerState, TransactionDescription, TransactionListing
 from .types import (
     AlterConfigOp,
@@ -64,14 +72,20 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSynonym",
+    "FeatureMetadata",
     "GroupDescription",
     "GroupListing",
     "GroupNotInactiveError",
     "GroupOffset",
+    "LogDirDescription",
     "MemberDescription",
     "PartitionDescription",
+    "PartitionInfo",
     "ProducerState",
+    "Reassignment",
+    "ReplicaInfo",
     "TopicDescription",
+    "TopicPartitionsDescription",
     "TransactionDescription",
     "TransactionListing",
 ]
@@ -363,3 +377,155 @@ class Admin:
         one: see :mod:`kafkawire.admin.transactions`), as ``kafka-transactions.sh abort`` does; returns the
         producer whose transaction it was. ``ValueError`` when no open transaction starts there."""
         return self._run(timeout_ms, deadline, _transactions.abort_transaction, topic, partition, start_offset)
+
+    # ---------------------------------------------------------------- partitions and their leaders
+    def describe_topic_partitions(
+        self,
+        topics: Iterable[str],
+        *,
+        page_size: int = 2000,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[str, TopicPartitionsDescription]:
+        """``{topic: TopicPartitionsDescription}`` from DescribeTopicPartitions (KIP-966): leader and epoch,
+        replicas, ISR, eligible leader replicas (ELR) and last known ELR per partition, read in pages of
+        ``page_size`` partitions. A topic that does not exist raises ``UnknownTopicOrPartitionError``."""
+        return self._run(timeout_ms, deadline, _partitions.describe_topic_partitions, topics, page_size=page_size)
+
+    def elect_leaders(
+        self,
+        partitions: Iterable[tuple[str, int]] | None = None,
+        *,
+        election: str = "preferred",
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], Exception | None]:
+        """Elect leaders (KIP-460): ``"preferred"`` (the first replica, when in sync) or ``"unclean"`` (any
+        live replica, possibly losing records) for ``partitions`` (None: every partition that needs one).
+        Returns each partition's outcome: None (elected) or its error (``ElectionNotNeededError``: the
+        leader is already the one the election would pick)."""
+        return self._run(timeout_ms, deadline, _partitions.elect_leaders, partitions, election)
+
+    def list_partition_reassignments(
+        self,
+        partitions: Iterable[tuple[str, int]] | None = None,
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], Reassignment]:
+        """The ongoing replica reassignments (KIP-455), of ``partitions`` or all."""
+        return self._run(timeout_ms, deadline, _partitions.list_partition_reassignments, partitions)
+
+    def alter_partition_reassignments(
+        self,
+        targets: Mapping[tuple[str, int], Sequence[int] | None],
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], Exception | None]:
+        """Start reassigning ``{(topic, partition): [broker ids]}`` (the first is the preferred leader), or
+        cancel the ongoing reassignment of a partition mapped to None. Returns each partition's outcome:
+        None (accepted) or its error (``NoReassignmentInProgressError``, ``InvalidReplicaAssignmentError``)."""
+        return self._run(timeout_ms, deadline, _partitions.alter_partition_reassignments, targets)
+
+    # ------------------------------------------------------------------------------------ log dirs
+    def describe_log_dirs(
+        self,
+        brokers: Iterable[int] | None = None,
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[int, dict[str, LogDirDescription]]:
+        """``{broker id: {path: LogDirDescription}}`` for ``brokers`` (None: every broker): each log
+        directory's health, capacity and replicas with their size and lag."""
+        return self._run(timeout_ms, deadline, _log_dirs.describe_log_dirs, brokers)
+
+    # ---------------------------------------------------------------------------- group offsets
+    def delete_consumer_group_offsets(
+        self,
+        group: str,
+        partitions: Iterable[tuple[str, int]],
+        *,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Delete ``group``'s committed offsets of ``partitions`` (KIP-496). Refused with
+        ``GroupSubscribedToTopicError`` for a topic an active member of the group consumes."""
+        self._run(timeout_ms, deadline, _groups.delete_group_offsets, group, partitions)
+
+    # ------------------------------------------------------------------------------ client quotas
+    def describe_client_quotas(
+        self,
+        entity: Mapping[str, str | None] | None = None,
+        *,
+        strict: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
+        """Quotas by entity (KIP-546): ``{(("client-id", "etl"),): {"producer_byte_rate": 1024.0}}``.
+        ``entity`` (``{"user": "alice"}``, a name None for the default entity) narrows to entities that
+        include it (``strict``: exactly it); None: every entity with a quota."""
+        return self._run(timeout_ms, deadline, _quotas.describe_client_quotas, entity, strict=strict)
+
+    def alter_client_quotas(
+        self,
+        changes: Iterable[tuple[Mapping[str, str | None], Mapping[str, float | None]]],
+        *,
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Set (a number) or remove (None) quotas: ``[({"client-id": "etl"}, {"producer_byte_rate":
+        1024})]``; quotas not named keep their values."""
+        self._run(timeout_ms, deadline, _quotas.alter_client_quotas, list(changes), validate_only=validate_only)
+
+    # --------------------------------------------------------------------------- SCRAM credentials
+    def describe_user_scram_credentials(
+        self, users: Iterable[str] | None = None, *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> dict[str, dict[str, int]]:
+        """``{user: {mechanism: iterations}}`` for ``users`` (None: every user with a SCRAM credential;
+        a named user without one raises ``ResourceNotFoundError``)."""
+        return self._run(timeout_ms, deadline, _scram.describe_user_scram_credentials, users)
+
+    def alter_user_scram_credentials(
+        self,
+        *,
+        upsert: Iterable[tuple[str, str, str, int]] = (),
+        delete: Iterable[tuple[str, str]] = (),
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Set SCRAM credentials ``(user, "SCRAM-SHA-256" | "SCRAM-SHA-512", password, iterations)`` (the
+        password is salted here; only the salt and salted password are sent) and delete
+        ``(user, mechanism)`` ones. Kafka takes one alteration per user in a request
+        (``DuplicateResourceError`` otherwise)."""
+        self._run(timeout_ms, deadline, _scram.alter_user_scram_credentials, upsert=upsert, delete=delete)
+
+    # ------------------------------------------------------------------------------------ features
+    def describe_features(
+        self, *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> FeatureMetadata:
+        """The finalized feature levels (``metadata.version``, ``transaction.version``, ...), their epoch,
+        and the level ranges the answering broker supports (KIP-584)."""
+        return self._run(timeout_ms, deadline, _features.describe_features)
+
+    def update_features(
+        self,
+        levels: Mapping[str, int],
+        *,
+        upgrade_type: str = "upgrade",
+        validate_only: bool = False,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Finalize ``{feature: level}`` (0 disables a feature). ``upgrade_type``: ``"upgrade"``,
+        ``"safe_downgrade"`` or ``"unsafe_downgrade"`` (KIP-778); ``validate_only``: let the controller
+        check, change nothing."""
+        self._run(
+            timeout_ms,
+            deadline,
+            _features.update_features,
+            levels,
+            upgrade_type=upgrade_type,
+            validate_only=validate_only,
+        )

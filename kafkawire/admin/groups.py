@@ -25,6 +25,7 @@ from ..protocol import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     ListGroupsRequest,
+    OffsetDeleteRequest,
     OffsetFetchRequest,
 )
 from ..protocol.errors import CoordinatorLoadInProgressError, GroupIdNotFoundError, UnknownTopicOrPartitionError
@@ -399,3 +400,41 @@ def reset_group_offsets(
         alter_group_offsets(cluster, deadline, group, out)
     return out
 
+
+def delete_group_offsets(
+    cluster: Cluster, deadline: Deadline, group: str, partitions: Iterable[tuple[str, int]]
+) -> None:
+    """See :meth:`kafkawire.admin.Admin.delete_consumer_group_offsets` (OffsetDelete, KIP-496)."""
+    wanted = list(partitions)
+    if not isinstance(group, str) or not all(
+        isinstance(tp, tuple) and len(tp) == 2 and isinstance(tp[0], str) and isinstance(tp[1], int) for tp in wanted
+    ):
+        raise TypeError("delete_consumer_group_offsets takes a group (str) and (topic, partition) pairs")
+    by_topic: dict[str, list[int]] = {}
+    for t, p in wanted:
+        by_topic.setdefault(t, []).append(p)
+    req = OffsetDeleteRequest(
+        group_id=group,
+        topics=[
+            OffsetDeleteRequest.OffsetDeleteRequestTopic(
+                name=t, partitions=[OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=p) for p in ps]
+            )
+            for t, ps in by_topic.items()
+        ],
+    )
+
+    def attempt(d: Deadline, conn: Any) -> None:
+        resp = conn.request(req, deadline=d)
+        err = broker_error(resp.error_code, None, f"delete offsets of group {group!r}")
+        if err is not None:
+            raise err
+        for t in resp.topics:
+            for p in t.partitions:
+                # GROUP_SUBSCRIBED_TO_TOPIC: an active member still consumes it (Kafka refuses, as its tool says)
+                where = f"delete the offset of group {group!r} on {t.name}/{p.partition_index}"
+                err = broker_error(p.error_code, None, where)
+                if err is not None:
+                    raise err
+
+    if wanted:
+        _offsets._coordinator_call(cluster, deadline, group, attempt, f"delete offsets of group {group!r}")

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, parse_time_ms, print_table
+from ._common import CliError, add_connection_args, make_client, parse_time_ms, partitions_of, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -33,6 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     delete.add_argument("--if-exists", action="store_true", help="no error when a group does not exist")
 
+    forget = sub.add_parser("delete-offsets", help="delete a group's committed offsets of a topic (KIP-496)")
+    add_connection_args(forget)
+    forget.add_argument("group", metavar="GROUP")
+    forget.add_argument(
+        "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="a topic or some partitions"
+    )
+
     reset = sub.add_parser(
         "reset-offsets", help="set an inactive group's offsets (a dry run that prints the plan unless --execute)"
     )
@@ -55,7 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch to the chosen action."""
-    return {"list": _list, "describe": _describe, "delete": _delete, "reset-offsets": _reset}[args.action](args)
+    actions = {
+        "list": _list,
+        "describe": _describe,
+        "delete": _delete,
+        "delete-offsets": _delete_offsets,
+        "reset-offsets": _reset,
+    }
+    return actions[args.action](args)
 
 
 def _admin(args: argparse.Namespace) -> Any:
@@ -181,4 +195,21 @@ def _reset(args: argparse.Namespace) -> int:
                     ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"))
         if not args.execute:
             print("dry run: nothing committed (add --execute)", file=sys.stderr)
+    return 0
+
+
+def _delete_offsets(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        partitions = []
+        for spec in args.topic:
+            topic, sep, ps = spec.partition(":")
+            if sep:
+                try:
+                    partitions += [(topic, int(p)) for p in ps.split(",") if p]
+                except ValueError:
+                    raise CliError(f"--topic takes TOPIC or TOPIC:P,P..., not {spec!r}") from None
+            else:
+                partitions += [(topic, p) for p in partitions_of(admin.client, topic)]
+        admin.delete_consumer_group_offsets(args.group, partitions)
+    print(f"deleted the committed offsets of group {args.group} on {len(partitions)} partition(s)")
     return 0

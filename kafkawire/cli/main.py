@@ -26,6 +26,9 @@ _COMMANDS = (
     ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
     ("acls", "acls", "list, create or delete ACLs (as kafka-acls.sh)"),
     ("transactions", "transactions", "list and describe transactions and producers; abort a hanging transaction"),
+    ("cluster", "cluster", "partitions and leader election, reassignments, log dirs, feature levels"),
+    ("quotas", "quotas", "describe or alter client quotas of users, client ids and IPs"),
+    ("users", "users", "describe, set or delete users' SCRAM credentials"),
     ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
     ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),
 )

@@ -1,0 +1,80 @@
+"""``kafkawire users describe|set-scram|delete-scram``: SCRAM credentials (KIP-554), as
+``kafka-configs.sh --entity-type users`` shows and changes them, on :class:`kafkawire.admin.Admin`. The
+password is salted here; only the salt and the salted password go to the broker."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from typing import Any
+
+from ._common import CliError, add_connection_args, make_client, print_table
+
+__all__ = ["add_arguments", "run"]
+
+_MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Subcommands of ``kafkawire users``."""
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    describe = sub.add_parser("describe", help="users with SCRAM credentials: mechanisms and iterations")
+    add_connection_args(describe)
+    describe.add_argument("users", nargs="*", metavar="USER", help="only these users (default: every one)")
+    describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    upsert = sub.add_parser("set-scram", help="create or replace a user's SCRAM credential")
+    add_connection_args(upsert)
+    upsert.add_argument("user", metavar="USER")
+    upsert.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
+    upsert.add_argument("--iterations", type=int, default=8192, help="PBKDF2 iterations (Kafka: 4096-16384)")
+    upsert.add_argument(
+        "--password-stdin", action="store_true", help="read the password from stdin (default: prompt for it)"
+    )
+    delete = sub.add_parser("delete-scram", help="delete a user's SCRAM credential")
+    add_connection_args(delete)
+    delete.add_argument("user", metavar="USER")
+    delete.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the chosen action."""
+    return {"describe": _describe, "set-scram": _set, "delete-scram": _delete}[args.action](args)
+
+
+def _admin(args: argparse.Namespace) -> Any:
+    from ..admin import Admin
+
+    return Admin(client=make_client(args))
+
+
+def _describe(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        found = admin.describe_user_scram_credentials(args.users or None)
+    rows = [(u, m, it) for u, creds in sorted(found.items()) for m, it in sorted(creds.items())]
+    if args.json:
+        print(json.dumps([{"user": u, "mechanism": m, "iterations": it} for u, m, it in rows]))
+    else:
+        print_table(rows, ("USER", "MECHANISM", "ITERATIONS"))
+    return 0
+
+
+def _set(args: argparse.Namespace) -> int:
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.user}: ")
+    if not password:
+        raise CliError("the password is empty")
+    with _admin(args) as admin, admin.client:
+        admin.alter_user_scram_credentials(upsert=[(args.user, args.mechanism, password, args.iterations)])
+    print(f"set the {args.mechanism} credential of {args.user} ({args.iterations} iterations)")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    with _admin(args) as admin, admin.client:
+        admin.alter_user_scram_credentials(delete=[(args.user, args.mechanism)])
+    print(f"deleted the {args.mechanism} credential of {args.user}")
+    return 0
