@@ -32,7 +32,8 @@ if ! command -v clang >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
 fi
 so=$(ls "$EXT"/kafkawire/_codec*.so 2>/dev/null | head -1)
-if [ -z "$so" ] || [ -n "$(find kafkawire/_codec.pyx kafkawire/_codec.pxd kafkawire/_csrc -newer "$so" 2>/dev/null)" ]; then
+avro_so=$(ls "$EXT"/kafkawire/serde/_avro*.so 2>/dev/null | head -1)
+if [ -z "$so" ] || [ -z "$avro_so" ] || [ -n "$(find kafkawire/_codec.pyx kafkawire/_codec.pxd kafkawire/_csrc kafkawire/serde/_avro.pyx -newer "$so" 2>/dev/null)" ]; then
   fuzz/build_sanitized.sh || exit 1
 fi
 "$PY" -m fuzz.corpus "$ROOT/build/fuzz-corpus" >/dev/null

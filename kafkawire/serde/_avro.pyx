@@ -254,7 +254,8 @@ cdef inline int push_fixed(St* s, int64_t c, const void* src, size_t n) noexcept
     col.valid.p[col.valid.n] = 1
     col.valid.n += 1
     col.length += 1
-    memcpy(col.data.p + col.data.n, src, n)
+    if n:  # fixed(0): no arithmetic on a NULL data pointer (UBSan)
+        memcpy(col.data.p + col.data.n, src, n)
     col.data.n += n
     return 0
 
@@ -266,6 +267,8 @@ cdef int append_null(St* s, int64_t c) noexcept nogil:
     if slot(s, col, 0) < 0:
         return -1
     if col.kind == K_FIXED:
+        if col.width == 0:
+            return 0
         if reserve(s, &col.data, col.width) < 0:
             return -1
         memset(col.data.p + col.data.n, 0, col.width)
@@ -333,7 +336,8 @@ cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
         col.valid.p[col.valid.n] = 1
         col.valid.n += 1
         col.length += 1
-        memcpy(col.data.p + col.data.n, s.buf + start, v)
+        if v:  # an empty string into a column with no data yet: no arithmetic on its NULL pointer (UBSan)
+            memcpy(col.data.p + col.data.n, s.buf + start, v)
         col.data.n += v
         i32 = <int32_t>col.data.n
         memcpy(col.offs.p + col.offs.n, &i32, 4)

@@ -36,7 +36,7 @@ from typing import Any
 
 from .errors import InvalidOptionError
 
-__all__ = ["ValueDecoding", "read_topics", "value_decoding"]
+__all__ = ["ValueDecoding", "ValueEncoding", "read_topics", "value_decoding", "value_encoding"]
 
 FORMATS = ("binary", "avro")
 _REGISTRY_PREFIXES = ("schema.registry.", "basic.auth.", "bearer.auth.")
@@ -242,3 +242,62 @@ def _spark_type(text: str) -> Any:
     except AvroSchemaError as e:
         raise InvalidOptionError(f"reader schema: {e}") from None
     return from_arrow_type(_arrow_for_spark(arrow_type(cols, root)))
+
+
+@dataclass(frozen=True)
+class ValueEncoding:
+    """``valueFormat=avro`` on a write: the struct ``value`` column encoded as Confluent-framed Avro under
+    ``subject`` (the ``avroSchema`` option registered there if given, else the subject's latest schema, else one
+    derived from the column's type and registered)."""
+
+    registry: tuple[tuple[str, str], ...]
+    subject: str
+    schema: str | None
+
+    def encode_all(self, batches: Any) -> Any:
+        """The task's Arrow batches with ``value`` encoded (a generator: batches stream through)."""
+        import pyarrow as pa
+
+        from ..serde import encode_avro
+
+        client = _client(self.registry)
+        for batch in batches:
+            names = batch.schema.names
+            i = names.index("value")
+            encoded = encode_avro(batch.column(i), client, subject=self.subject, schema=self.schema).to_arrow()
+            arrays = list(batch.columns)
+            arrays[i] = encoded
+            fields = list(batch.schema)
+            fields[i] = pa.field("value", pa.binary())
+            yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def value_encoding(options: Mapping[str, str], columns: dict[str, str], topic: str | None) -> ValueEncoding | None:
+    """The encoding a write asks for (``valueFormat=avro``), or None. ``columns``: the written DataFrame's
+    column types (Spark ``simpleString``); ``topic``: the ``topic`` option (for the default subject)."""
+    fmt = (_get(options, "valueFormat") or "binary").lower()
+    if fmt not in FORMATS:
+        raise InvalidOptionError(f"valueFormat must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if (_get(options, "keyFormat") or "binary").lower() != "binary":
+        raise InvalidOptionError("keyFormat is a read option: writes encode the value only")
+    if fmt == "binary":
+        return None
+    if not columns.get("value", "").startswith("struct<"):
+        raise InvalidOptionError(f"valueFormat=avro writes a struct value column, not {columns.get('value')}")
+    registry = tuple(sorted((k.lower(), v) for k, v in options.items()
+                            if k.lower().startswith(_REGISTRY_PREFIXES)))
+    if not any(k == "schema.registry.url" for k, _ in registry):
+        raise InvalidOptionError("valueFormat=avro needs schema.registry.url")
+    subject = _get(options, "valueSubject") or (f"{topic}-value" if topic else None)
+    if subject is None:
+        raise InvalidOptionError("valueFormat=avro on a write needs the topic option or valueSubject")
+    schema = _get(options, "avroSchema")
+    if schema:
+        from ..serde.avro_schema import AvroSchemaError, parse
+
+        try:
+            parse(schema)
+        except AvroSchemaError as e:
+            raise InvalidOptionError(f"avroSchema: {e}") from None
+    _client(registry)  # a malformed registry property fails the query here, not in a task
+    return ValueEncoding(registry, subject, schema or None)

@@ -112,3 +112,27 @@ def test_inline_reader_schema_and_option_errors(spark: Any, kafka_broker: Any, r
         _read(spark, kafka_broker.bootstrap, registry.url, topic, valueFormat="xml")
     with pytest.raises(Exception, match="no-such-value"):
         _read(spark, kafka_broker.bootstrap, registry.url, topic, valueSubject="no-such-value")
+
+
+def test_write_with_value_format_avro(spark: Any, kafka_broker: Any, registry: Any) -> None:
+    from pyspark.sql import functions as F
+
+    topic = unique_topic("avro-write")
+    create_topic(kafka_broker.bootstrap, topic, 2)
+    df = spark.range(300).select(F.struct(F.col("id"), (F.col("id") % 7).cast("int").alias("bucket"),
+                                          F.concat(F.lit("n"), F.col("id").cast("string")).alias("name"))
+                                 .alias("value"))
+    (df.write.format("kafkawire").mode("append").option("kafka.bootstrap.servers", kafka_broker.bootstrap)
+     .option("topic", topic).option("valueFormat", "avro").option("schema.registry.url", registry.url).save())
+    back = _read(spark, kafka_broker.bootstrap, registry.url, topic).select("value.*")
+    assert sorted(r.asDict()["id"] for r in back.collect()) == list(range(300))
+    raw = (spark.read.format("kafkawire").option("kafka.bootstrap.servers", kafka_broker.bootstrap)
+           .option("subscribe", topic).option("startingOffsets", "earliest").load().collect())
+    deser = AvroDeserializer(SchemaRegistryClient({"url": registry.url}))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    rows = sorted((deser(bytes(r["value"]), ctx) for r in raw), key=lambda d: d["id"])
+    assert rows[:2] == [{"id": 0, "bucket": 0, "name": "n0"}, {"id": 1, "bucket": 1, "name": "n1"}]
+    with pytest.raises(Exception, match="valueFormat=avro writes a struct value column"):
+        (spark.range(3).selectExpr("cast(id as string) as value").write.format("kafkawire").mode("append")
+         .option("kafka.bootstrap.servers", kafka_broker.bootstrap).option("topic", topic)
+         .option("valueFormat", "avro").option("schema.registry.url", registry.url).save())
