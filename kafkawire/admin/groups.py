@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster, coordinator_moved
 from ..client.cluster.retry import is_retriable
 from ..client.consumer import offsets as _offsets
 from ..client.group.payloads import decode_assignment
@@ -28,7 +28,11 @@ from ..protocol import (
     OffsetDeleteRequest,
     OffsetFetchRequest,
 )
-from ..protocol.errors import CoordinatorLoadInProgressError, GroupIdNotFoundError, UnknownTopicOrPartitionError
+from ..protocol.errors import (
+    GroupIdNotFoundError,
+    UnknownTopicOrPartitionError,
+    broker_error,
+)
 from .types import GroupDescription, GroupListing, GroupOffset, MemberDescription
 
 __all__ = [
@@ -152,8 +156,8 @@ def _per_coordinator(cluster: Cluster, deadline: Deadline, groups: list[str], as
                 continue
             for group, got in answers.items():
                 if isinstance(got, BaseException) and is_retriable(got):
-                    if not isinstance(got, CoordinatorLoadInProgressError):
-                        stale.add(group)  # NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE: it moved
+                    if coordinator_moved(got):
+                        stale.add(group)
                     retry = retry or got
                 else:
                     out[group] = got
@@ -245,7 +249,7 @@ def delete_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str], *
                     continue
                 raise err
 
-        _offsets._coordinator_call(cluster, deadline, group, attempt, f"delete group {group!r}")
+        cluster.coordinator_call(deadline, group, attempt, what=f"delete group {group!r}")
 
 
 def _fetch_committed(
@@ -282,7 +286,7 @@ def _fetch_committed(
                     )
         return out
 
-    return _offsets._coordinator_call(cluster, deadline, group, attempt, f"committed offsets of group {group!r}")
+    return cluster.coordinator_call(deadline, group, attempt, what=f"committed offsets of group {group!r}")
 
 
 def _existing_topics(cluster: Cluster, deadline: Deadline, topics: Iterable[str]) -> set[str]:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.cluster.retry import Final
 from ..client.net.deadline import Deadline
 from ..protocol import (
@@ -25,6 +25,7 @@ from ..protocol.errors import (
     InvalidPartitionsError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
+    broker_error,
 )
 from .types import (
     CONFIG_OPS,
@@ -50,11 +51,6 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------------------- cluster
-def _timeout_ms(cluster: Cluster, d: Deadline) -> int:
-    """The broker-side wait of a request: what is left of the call, so the answer comes before our deadline."""
-    return max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000))
-
-
 def describe_cluster(cluster: Cluster, deadline: Deadline) -> ClusterDescription:
     """See :meth:`kafkawire.admin.Admin.describe_cluster`. DescribeCluster (KIP-700) where the broker
     speaks it (it also reports fenced brokers from v2, KIP-1073), else Metadata."""
@@ -248,7 +244,7 @@ def create_partitions(
                 CreatePartitionsRequest.CreatePartitionsTopic(name=t, count=int(n), assignments=None)
                 for t, n in counts.items()
             ],
-            timeout_ms=_timeout_ms(cluster, d),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             validate_only=validate_only,
         )
         resp = cluster.controller_connection(d).request(req, deadline=d)
@@ -309,7 +305,7 @@ def delete_records(
                     )
                     for t, ps in per_topic.items()
                 ],
-                timeout_ms=_timeout_ms(cluster, d),
+                timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             )
             pending = cluster.connection(leader, d).send(req, deadline=d)
             assert pending is not None  # None only for requests that expect no response (acks=0)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import KafkaWireError
 
-__all__ = ["BrokerError", "UnknownBrokerError", "error_for_code", "raise_for_code", "ERRORS", "TABLE"]
+__all__ = ["BrokerError", "UnknownBrokerError", "broker_error", "error_for_code", "raise_for_code", "ERRORS", "TABLE"]
 
 
 class BrokerError(KafkaWireError):
@@ -1024,3 +1024,14 @@ def raise_for_code(code: int, message: str | None = None) -> None:
     cls = error_for_code(code)
     if cls is not None:
         raise cls(message)
+
+
+def broker_error(code: int, message: str | None = None, context: str = "") -> BrokerError | None:
+    """The exception for a broker error ``code`` (None for 0): ``context`` (where it happened), then the
+    broker's ``message``, or Kafka's description of the code when the broker sent none."""
+    cls = error_for_code(code)
+    if cls is None:
+        return None
+    detail = message or cls.text or None
+    text = f"{context}: {detail}" if context and detail else (context or detail)
+    return cls(text)

@@ -21,10 +21,9 @@ from visibility import read_values, wait_stable
 
 from kafkawire import encode_records
 from kafkawire.client import Client, Consumer, Producer, end_transaction
-from kafkawire.client.cluster.cluster import broker_error
 from kafkawire.client.producer.transaction import TransactionHandle, TransactionManager, TransactionState
 from kafkawire.protocol import ProduceRequest
-from kafkawire.protocol.errors import InvalidTxnStateError, ProducerFencedError, TransactionAbortableError
+from kafkawire.protocol.errors import InvalidTxnStateError, ProducerFencedError, TransactionAbortableError, broker_error
 
 _ids = itertools.count()
 

@@ -25,9 +25,11 @@ from typing import Any, TypeVar
 from ...protocol import FindCoordinatorRequest, MetadataRequest
 from ...protocol.errors import (
     BrokerError,
+    CoordinatorNotAvailableError,
     LeaderNotAvailableError,
+    NotCoordinatorError,
     UnknownTopicOrPartitionError,
-    error_for_code,
+    broker_error,
 )
 from ..errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailableError
 from ..net.connection import BrokerConnection
@@ -37,24 +39,25 @@ from ..net.sasl import SaslConfig
 from ..types import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from .retry import RetryPolicy, is_retriable
 
-__all__ = ["Cluster", "broker_error", "parse_bootstrap", "ZERO_UUID"]
+__all__ = ["Cluster", "GROUP", "TRANSACTION", "ZERO_UUID", "coordinator_moved", "parse_bootstrap"]
 
 log = logging.getLogger("kafkawire.client.cluster")
 retry_log = logging.getLogger("kafkawire.client.retry")
 
 ZERO_UUID = uuid.UUID(int=0)
+#: FindCoordinator key types (KIP-98): the coordinator of a consumer group, of a transactional id.
+GROUP = 0
+TRANSACTION = 1
 T = TypeVar("T")
 
 
-def broker_error(code: int, message: str | None = None, context: str = "") -> BrokerError | None:
-    """The exception for a broker error ``code`` (None for 0): ``context`` (where it happened), then the
-    broker's ``message``, or Kafka's description of the code when the broker sent none."""
-    cls = error_for_code(code)
-    if cls is None:
-        return None
-    detail = message or cls.text or None
-    text = f"{context}: {detail}" if context and detail else (context or detail)
-    return cls(text)
+def coordinator_moved(error: BaseException) -> bool:
+    """Whether a failed coordinator request means the coordinator must be looked up again: it said
+    NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE, or its connection broke or timed out. Any other answer
+    (COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, ...) came from the right broker: ask it again."""
+    if isinstance(error, BrokerError):
+        return isinstance(error, (NotCoordinatorError, CoordinatorNotAvailableError))
+    return is_retriable(error)
 
 
 def parse_bootstrap(servers: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -118,7 +121,7 @@ class Cluster:
         self.topic_at: dict[str, float] = {}
         self.cluster_id: str | None = None
         self.controller_id = -1
-        self.coordinators: dict[str, int] = {}
+        self.coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> node id
 
     # ------------------------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -371,18 +374,41 @@ class Cluster:
         return pm.leader
 
     # ---------------------------------------------------------------------------------- coordinators
-    def coordinator(self, group: str, deadline: Deadline, *, refresh: bool = False) -> BrokerConnection:
-        """A connection to the coordinator of consumer ``group`` (found with FindCoordinator when
-        unknown or ``refresh``)."""
-        node = None if refresh else self.coordinators.get(group)
+    def coordinator(
+        self, key: str, deadline: Deadline, *, refresh: bool = False, key_type: int = GROUP
+    ) -> BrokerConnection:
+        """A connection to the coordinator of ``key``, a consumer group (``key_type`` :data:`GROUP`) or a
+        transactional id (:data:`TRANSACTION`), found with FindCoordinator when unknown or ``refresh``."""
+        node = None if refresh else self.coordinators.get((key_type, key))
         if node is None or node not in self.brokers:
-            node = self.find_coordinator(group, 0, deadline)
-            self.coordinators[group] = node
+            node = self.find_coordinator(key, key_type, deadline)
+            self.coordinators[(key_type, key)] = node
         try:
             return self.connection(node, deadline)
         except Exception:
-            self.coordinators.pop(group, None)
+            self.coordinators.pop((key_type, key), None)
             raise
+
+    def coordinator_call(
+        self,
+        deadline: Deadline,
+        key: str,
+        attempt: Callable[[Deadline, BrokerConnection], T],
+        *,
+        what: str,
+        key_type: int = GROUP,
+    ) -> T:
+        """:meth:`call` for a coordinator request: ``attempt(deadline, conn)`` on the coordinator of ``key``;
+        before a retry, the coordinator is forgotten (looked up again) when the error says it moved."""
+
+        def run(d: Deadline) -> T:
+            return attempt(d, self.coordinator(key, d, key_type=key_type))
+
+        def before_retry(d: Deadline, error: BaseException) -> None:
+            if coordinator_moved(error):
+                self.forget_coordinator(key, key_type)
+
+        return self.call(deadline, run, what=what, before_retry=before_retry)
 
     def find_coordinator(self, key: str, key_type: int, deadline: Deadline) -> int:
         """The node id of the coordinator of ``key``: a consumer group (``key_type`` 0) or a transactional
@@ -409,9 +435,9 @@ class Cluster:
         log.debug("coordinator of %s %r is node %s (%s:%s)", what, key, node, host, port)
         return int(node)
 
-    def forget_coordinator(self, group: str) -> None:
-        """Drop the cached coordinator of ``group`` (after NOT_COORDINATOR or a broken connection)."""
-        self.coordinators.pop(group, None)
+    def forget_coordinator(self, key: str, key_type: int = GROUP) -> None:
+        """Drop the cached coordinator of ``key`` (after NOT_COORDINATOR or a broken connection)."""
+        self.coordinators.pop((key_type, key), None)
 
     # ------------------------------------------------------------------------------------- requests
     def request(self, conn: BrokerConnection, request: Any, version: int | None, deadline: Deadline) -> Any:

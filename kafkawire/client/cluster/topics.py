@@ -8,10 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ...protocol import CreateTopicsRequest, DeleteTopicsRequest
-from ...protocol.errors import LeaderNotAvailableError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from ...protocol.errors import (
+    LeaderNotAvailableError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    broker_error,
+)
 from ..net.deadline import Deadline
 from ..types import NewTopic
-from .cluster import ZERO_UUID, Cluster, broker_error
+from .cluster import ZERO_UUID, Cluster
 from .retry import Final
 
 __all__ = ["create_topics", "delete_topics", "wait_for_leaders"]
@@ -60,7 +65,7 @@ def create_topics(
                 for s in specs
             ],
             # The broker-side wait is what is left of the call, so its answer arrives before our deadline.
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
         )
         resp = cluster.controller_connection(d).request(req, deadline=d)
         for t in resp.topics:
@@ -100,7 +105,7 @@ def delete_topics(cluster: Cluster, deadline: Deadline, names: list[str], *, mis
         req = DeleteTopicsRequest(
             topics=[DeleteTopicsRequest.DeleteTopicState(name=n, topic_id=ZERO_UUID) for n in names],
             topic_names=names,
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
         )
         resp = cluster.controller_connection(d).request(req, deadline=d)
         for r in resp.responses:

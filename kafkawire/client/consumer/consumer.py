@@ -709,8 +709,7 @@ class Consumer:
         left_ms = deadline.remaining_ms()
         if left_ms < 5:
             return {}  # too little left for a round trip: not worth a request
-        # Leave the broker room to answer before our deadline: ask it to wait at most 80% of what is left.
-        wait = int(max(0, min(self.max_wait_ms, left_ms * 0.8)))
+        wait = deadline.wait_ms(self.max_wait_ms)
         fetchable = [tp for tp in self._assignment if tp not in self._paused]
         if not fetchable:
             deadline.sleep(min(0.05, deadline.remaining()))

@@ -11,8 +11,9 @@ from typing import Any
 
 from ...columns import RecordColumns
 from ...protocol import FetchRequest
+from ...protocol.errors import broker_error
 from ..cluster import quirks
-from ..cluster.cluster import ZERO_UUID, Cluster, broker_error
+from ..cluster.cluster import ZERO_UUID, Cluster
 from ..cluster.retry import is_retriable
 from ..net.deadline import Deadline
 from ..types import FetchResult
@@ -55,8 +56,7 @@ def fetch_many(
                 if not is_retriable(e):
                     raise
                 round_errors[tp] = e
-        # Ask the broker to wait no longer than the call has left, so its answer beats our deadline.
-        wait_ms = min(max_wait_ms, int(d.remaining() * 1000 * 0.8)) if d.timeout is not None else max_wait_ms
+        wait_ms = d.wait_ms(max_wait_ms)
         sent: list[tuple[Any, list[TP], FetchSessionHandler | None, SessionRequest | None]] = []
         for leader, tps in by_leader.items():
             handler = sessions.handler(leader) if sessions is not None else None

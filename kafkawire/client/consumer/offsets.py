@@ -9,11 +9,11 @@ from typing import Any
 
 from ...protocol import ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest
 from ...protocol.errors import (
-    CoordinatorLoadInProgressError,
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
+    broker_error,
 )
-from ..cluster.cluster import Cluster, broker_error
+from ..cluster.cluster import Cluster
 from ..cluster.quirks import LOWEST_VERSION
 from ..net.deadline import Deadline
 from ..types import CommittedOffset, ListedOffset
@@ -67,7 +67,7 @@ def list_offsets(
                         ],
                     )
                 ],
-                timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+                timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             )
             sent.append(
                 conn.send(req, conn.version_for(ListOffsetsRequest, LOWEST_VERSION[ListOffsetsRequest]), deadline=d)
@@ -86,25 +86,6 @@ def list_offsets(
         return dict(sorted(out.items()))
 
     return cluster.call(deadline, attempt, what=f"list_offsets of {topic!r}", topics=[topic])
-
-
-def _coordinator_call(cluster: Cluster, deadline: Deadline, group: str, attempt: Any, what: str) -> Any:
-    """Run ``attempt(deadline, conn)`` against the coordinator of ``group``, finding it again before
-    every retry (it may have moved: NOT_COORDINATOR, a broken connection)."""
-    state = {"refresh": False}
-
-    def run(d: Deadline) -> Any:
-        conn = cluster.coordinator(group, d, refresh=state["refresh"])
-        state["refresh"] = True
-        return attempt(d, conn)
-
-    def before_retry(d: Deadline, error: BaseException) -> None:
-        if isinstance(error, CoordinatorLoadInProgressError):
-            state["refresh"] = False  # the same coordinator, still loading: ask it again
-        else:
-            cluster.forget_coordinator(group)
-
-    return cluster.call(deadline, run, what=what, before_retry=before_retry)
 
 
 def commit_offsets(
@@ -145,7 +126,7 @@ def commit_offsets(
                 if err is not None:
                     raise err
 
-    _coordinator_call(cluster, deadline, group, attempt, f"commit of group {group!r}")
+    cluster.coordinator_call(deadline, group, attempt, what=f"commit of group {group!r}")
 
 
 #: OffsetCommit and OffsetFetch v10 (KIP-848) replace the topic name with its id.
@@ -208,4 +189,4 @@ def committed(
                 )
         return {tp: out.get(tp, CommittedOffset(-1)) for tp in tps}
 
-    return _coordinator_call(cluster, deadline, group, attempt, f"committed offsets of group {group!r}")
+    return cluster.coordinator_call(deadline, group, attempt, what=f"committed offsets of group {group!r}")

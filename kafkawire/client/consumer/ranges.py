@@ -159,10 +159,9 @@ def read_ranges(
             )
         call = min((stalled_since[tp] for tp in active), key=lambda d: d.at)
         fetch_kw: dict[str, Any] = {}
-        wait_ms = max_wait_ms
         if call.timeout is not None:
             fetch_kw["deadline"] = call
-            wait_ms = max(1, min(max_wait_ms, int(call.remaining_ms() * 0.8)))
+        wait_ms = call.wait_ms(max_wait_ms)
         results = client.fetch_many(
             active,
             max_bytes=max_bytes,

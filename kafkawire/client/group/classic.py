@@ -30,8 +30,8 @@ from ...protocol.errors import (
     MemberIdRequiredError,
     RebalanceInProgressError,
     UnknownMemberIdError,
+    broker_error,
 )
-from ..cluster.cluster import broker_error
 from ..cluster.retry import is_retriable
 from ..errors import KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline

@@ -34,8 +34,8 @@ from ...protocol.errors import (
     UnknownMemberIdError,
     UnreleasedInstanceIdError,
     UnsupportedVersionError,
+    broker_error,
 )
-from ..cluster.cluster import broker_error
 from ..cluster.retry import is_retriable
 from ..errors import KafkaClientError
 from ..net.deadline import Deadline

@@ -14,6 +14,9 @@ import time
 
 __all__ = ["Deadline"]
 
+# The share of the time left a broker may spend holding a fetch: the rest carries the answer back.
+_WAIT_SHARE = 0.8
+
 
 class Deadline:
     """A point in time (``time.monotonic()``) by which a blocking call must have returned.
@@ -53,6 +56,18 @@ class Deadline:
     def clamp(self, seconds: float) -> float:
         """``seconds`` cut to what is left: the longest a sleep or a socket wait may take."""
         return max(0.0, min(seconds, self.remaining()))
+
+    def request_timeout_ms(self, cap_ms: float) -> int:
+        """The broker-side timeout of a request (CreateTopics' ``timeout_ms``, Produce's ``timeout_ms``, ...):
+        ``cap_ms`` cut to what is left, so the broker answers before this deadline passes; at least 1 ms."""
+        return max(1, int(self.clamp(cap_ms / 1000) * 1000))
+
+    def wait_ms(self, cap_ms: float) -> int:
+        """How long a broker may hold a request that waits for data (Fetch's ``max_wait_ms``): ``cap_ms``,
+        cut to 80 % of what is left so that the answer, once sent, still arrives before this deadline."""
+        if self.timeout is None:
+            return int(cap_ms)
+        return max(1, min(int(cap_ms), int(self.remaining_ms() * _WAIT_SHARE)))
 
     def sooner(self, seconds: float | None) -> Deadline:
         """The earlier of this deadline and one ``seconds`` from now (a per-request cap inside a call)."""

@@ -24,9 +24,10 @@ from ...protocol.errors import (
     InvalidProducerEpochError,
     OutOfOrderSequenceNumberError,
     UnknownProducerIdError,
+    broker_error,
 )
 from ...records import encode_records
-from ..cluster.cluster import Cluster, broker_error
+from ..cluster.cluster import Cluster
 from ..cluster.quirks import LOWEST_VERSION
 from ..cluster.retry import is_retriable
 from ..errors import KafkaConnectionError, KafkaTimeoutError, ProduceFailedError
@@ -241,7 +242,7 @@ def _round(
             head.error = e
             failure = failure or e
     # The broker may wait for replication up to this long: less than what the call has left.
-    broker_timeout = max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000))
+    broker_timeout = d.request_timeout_ms(cluster.request_timeout_ms)
     sent: list[tuple[PendingResponse | None, list[_Chunk], BrokerConnection | None]] = []
     for leader, heads in by_leader.items():
         req = ProduceRequest(

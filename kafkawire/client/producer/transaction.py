@@ -62,19 +62,18 @@ from ...protocol import (
 from ...protocol.errors import (
     BrokerError,
     ConcurrentTransactionsError,
-    CoordinatorNotAvailableError,
     InvalidProducerEpochError,
     InvalidProducerIdMappingError,
     InvalidTxnStateError,
-    NotCoordinatorError,
     OutOfOrderSequenceNumberError,
     ProducerFencedError,
     TransactionalIdAuthorizationFailedError,
     TransactionCoordinatorFencedError,
     UnknownProducerIdError,
     UnsupportedVersionError,
+    broker_error,
 )
-from ..cluster.cluster import Cluster, broker_error
+from ..cluster.cluster import TRANSACTION, Cluster, coordinator_moved
 from ..errors import KafkaClientError
 from ..net.connection import BrokerConnection
 from ..net.deadline import Deadline
@@ -185,10 +184,6 @@ def _speaks(conn: BrokerConnection, api: type, version: int) -> bool:
     return True
 
 
-def _retry_coordinator_errors(err: BaseException) -> bool:
-    return isinstance(err, (NotCoordinatorError, CoordinatorNotAvailableError))
-
-
 class TransactionManager(ProducerState):
     """Producer id, epoch, sequence numbers and transaction state of one ``transactional_id``.
 
@@ -206,7 +201,6 @@ class TransactionManager(ProducerState):
         self.partitions: set[tuple[str, int]] = set()
         self.groups: set[str] = set()
         self.last_error: BaseException | None = None
-        self._coordinator_node: int | None = None
         self._bump_epoch = False
         self._resumed = False  # finishing another process's transaction: it holds partitions we do not know
         #: True while this producer speaks transaction version 2 (KIP-890 part 2; see the module docstring).
@@ -348,15 +342,8 @@ class TransactionManager(ProducerState):
     # ------------------------------------------------------------------------------ coordinator
     def _coordinator(self, cluster: Cluster, deadline: Deadline) -> BrokerConnection:
         """The transaction coordinator of this id (FindCoordinator with key_type 1, KIP-98)."""
-        node = self._coordinator_node
-        if node is None or node not in cluster.brokers:
-            node = cluster.find_coordinator(self.transactional_id, 1, deadline)
-            self._coordinator_node = node
-        try:
-            return cluster.connection(node, deadline)
-        except Exception:
-            self._coordinator_node = None
-            raise
+        assert self.transactional_id is not None
+        return cluster.coordinator(self.transactional_id, deadline, key_type=TRANSACTION)
 
     def _check(self, code: int, what: str, message: str | None = None) -> None:
         """Raise the broker's error for ``code``: retriable ones as they are (the retry loop tries again,
@@ -365,8 +352,6 @@ class TransactionManager(ProducerState):
         err = broker_error(code, message, f"{what} of {self.transactional_id!r}")
         if err is None:
             return
-        if _retry_coordinator_errors(err):
-            self._coordinator_node = None
         if err.retriable:
             raise err
         raise self.fail(err)
@@ -385,10 +370,9 @@ class TransactionManager(ProducerState):
                     d.sleep(0.02)
 
         def before_retry(d: Deadline, e: BaseException) -> None:
-            if isinstance(e, (ConnectionError, OSError)) or getattr(e, "retriable", False):
-                # A broken connection or a moved coordinator: look it up again on the next attempt.
-                if not isinstance(e, BrokerError) or _retry_coordinator_errors(e):
-                    self._coordinator_node = None
+            if coordinator_moved(e):
+                assert self.transactional_id is not None
+                cluster.forget_coordinator(self.transactional_id, TRANSACTION)
 
         return cluster.call(deadline, quick, what=f"{what} of {self.transactional_id!r}", before_retry=before_retry)
 
@@ -527,38 +511,40 @@ class TransactionManager(ProducerState):
 
         def commit(d: Deadline) -> None:
             try:
-                conn = cluster.coordinator(group.group_id, d)
+                self._commit_offsets_once(cluster, d, group, by_topic, v2)
             except Exception as e:
-                if _retry_coordinator_errors(e):
+                if coordinator_moved(e):  # the group's coordinator (the transaction's is forgotten by _call)
                     cluster.forget_coordinator(group.group_id)
                 raise
-            if v2:
-                version = min(conn.version_for(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2), TXN_OFFSET_COMMIT_V2)
-            else:
-                version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
-            req = TxnOffsetCommitRequest(
-                transactional_id=self.transactional_id,
-                group_id=group.group_id,
-                producer_id=self.producer_id,
-                producer_epoch=self.producer_epoch,
-                topics=[
-                    TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
-                    for t, ps in by_topic.items()
-                ],
-            )
-            if version >= 3:  # KIP-447: the coordinator checks the member still belongs to the generation
-                req.generation_id_or_member_epoch = group.generation_id
-                req.member_id = group.member_id
-                req.group_instance_id = group.group_instance_id
-            resp = conn.request(req, version, deadline=d)
-            codes = {p.error_code for t in resp.topics for p in t.partitions if p.error_code}
-            for code in sorted(codes, key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
-                err = broker_error(code)
-                if _retry_coordinator_errors(err):
-                    cluster.forget_coordinator(group.group_id)
-                self._check(code, f"TxnOffsetCommit of group {group.group_id!r}")
 
         self._call(cluster, deadline, commit, f"commit offsets of group {group.group_id!r} in the transaction")
+
+    def _commit_offsets_once(
+        self, cluster: Cluster, d: Deadline, group: GroupMetadata, by_topic: dict[str, list[Any]], v2: bool
+    ) -> None:
+        conn = cluster.coordinator(group.group_id, d)
+        if v2:
+            version = min(conn.version_for(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2), TXN_OFFSET_COMMIT_V2)
+        else:
+            version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
+        req = TxnOffsetCommitRequest(
+            transactional_id=self.transactional_id,
+            group_id=group.group_id,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            topics=[
+                TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
+                for t, ps in by_topic.items()
+            ],
+        )
+        if version >= 3:  # KIP-447: the coordinator checks the member still belongs to the generation
+            req.generation_id_or_member_epoch = group.generation_id
+            req.member_id = group.member_id
+            req.group_instance_id = group.group_instance_id
+        resp = conn.request(req, version, deadline=d)
+        codes = {p.error_code for t in resp.topics for p in t.partitions if p.error_code}
+        for code in sorted(codes, key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
+            self._check(code, f"TxnOffsetCommit of group {group.group_id!r}")
 
     def end(self, cluster: Cluster, commit: bool, deadline: Deadline) -> None:
         """EndTxn: commit or abort. A call that ran out of time leaves the state COMMITTING / ABORTING and
