@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..client import Client
+from ..client.errors import GroupNotInactiveError
 from ..client.net.deadline import Deadline
 from ..client.types import NewTopic
 from . import acls as _acls
@@ -43,7 +44,6 @@ from . import topics as _topics
 from . import transactions as _transactions
 from .acls import AclBinding, AclBindingFilter
 from .features import FeatureMetadata
-from .groups import GroupNotInactiveError
 from .log_dirs import LogDirDescription, ReplicaInfo
 from .partitions import PartitionInfo, Reassignment, TopicPartitionsDescription
 from .transactions import ProducerState, TransactionDescription, TransactionListing

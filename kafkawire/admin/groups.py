@@ -17,6 +17,7 @@ from typing import Any
 from ..client.cluster.cluster import Cluster, coordinator_moved
 from ..client.cluster.retry import is_retriable
 from ..client.consumer import offsets as _offsets
+from ..client.errors import GroupNotInactiveError
 from ..client.group.payloads import decode_assignment
 from ..client.net.deadline import Deadline
 from ..errors import ProtocolError
@@ -47,10 +48,6 @@ __all__ = [
 
 #: OffsetFetch v10 (KIP-848) names topics by id only; asking for all of a group's topics by name needs v9.
 _LAST_BY_NAME = 9
-
-
-class GroupNotInactiveError(ValueError):
-    """A reset asked of a group that has active members (Kafka's tool refuses it the same way)."""
 
 
 def list_groups(

@@ -24,25 +24,28 @@ from __future__ import annotations
 
 from .client import EARLIEST, LATEST, Client
 from .cluster.retry import RetryPolicy
-from .consumer.consumer import CommitFailedError, Consumer
+from .consumer.consumer import Consumer
 from .consumer.listeners import ConsumerRebalanceListener
 from .errors import (
     AuthenticationFailedError,
+    CommitFailedError,
     CorrelationIdMismatchError,
+    GroupProtocolUnsupportedError,
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
     NoBrokersAvailableError,
     ProduceFailedError,
+    RecordDroppedError,
     ResponseTooLargeError,
+    TransactionError,
 )
-from .group.kip848 import GroupProtocolUnsupportedError
 from .net.connection import BrokerConnection
 from .net.deadline import Deadline
-from .producer.delivery import DeliveryFuture, RecordDroppedError, RecordMetadata
+from .producer.delivery import DeliveryFuture, RecordMetadata
 from .producer.partitioner import Partitioner, murmur2
 from .producer.producer import Producer
-from .producer.transaction import GroupMetadata, TransactionError, TransactionHandle, TransactionState, end_transaction
+from .producer.transaction import GroupMetadata, TransactionHandle, TransactionState, end_transaction
 from .types import (
     BrokerMetadata,
     ClusterMetadata,

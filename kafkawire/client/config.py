@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
 from .net.sasl import OAuthBearerToken
 
 __all__ = [
@@ -51,17 +52,6 @@ _OAUTH_LOGIN_HANDLERS = (
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
     "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
 )
-
-
-class ConfigError(ValueError):
-    """A property kafkawire cannot use as given; ``property`` names it."""
-
-    def __init__(self, prop: str, message: str, *, value: str | None = None) -> None:
-        super().__init__(f"{prop}: {message}")
-        self.property = prop
-        self.reason = message
-        #: The offending value, for non-secret properties whose value was malformed (else None).
-        self.value = value
 
 
 def _int(prop: str, value: Any) -> int:

@@ -1,4 +1,4 @@
-"""Errors raised by the client itself (as opposed to error codes a broker returns).
+"""Every error the client and the admin raise themselves (as opposed to error codes a broker returns).
 
 Broker error codes are classes in :mod:`kafkawire.protocol.errors`; both kinds carry ``retriable``,
 which the client's retry loop consults::
@@ -9,7 +9,15 @@ which the client's retry loop consults::
     │   │   └── NoBrokersAvailableError   none of the bootstrap servers answered (retriable)
     │   ├── KafkaTimeoutError             a response did not arrive in time (retriable)
     │   ├── AuthenticationFailedError     SASL refused or the server's SCRAM proof was wrong
-    │   └── ProduceFailedError            records not acknowledged after every retry (has .errors)
+    │   ├── ProduceFailedError            records not acknowledged after every retry (has .errors)
+    │   ├── RecordDroppedError            a buffered record dropped unsent (abort_transaction)
+    │   ├── TransactionError              a transactional call the state forbids, or an abortable failure
+    │   ├── CommitFailedError             a group commit refused because the group rebalanced
+    │   ├── GroupProtocolUnsupportedError the cluster has no KIP-848 consumer group protocol
+    │   ├── RecordsLostError              records a bounded read needed are gone from the log
+    │   ├── GroupNotInactiveError         an offset reset asked of a group with members (also ValueError)
+    │   ├── ConfigError                   a Java client property kafkawire cannot use (also ValueError)
+    │   └── KeyStoreError                 a key or trust store that cannot be read (also ValueError)
     └── ProtocolError
         ├── CorrelationIdMismatchError    the response answers some other request
         └── ResponseTooLargeError         the announced response size is above the configured cap
@@ -17,17 +25,30 @@ which the client's retry loop consults::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import KafkaWireError, ProtocolError
+
+if TYPE_CHECKING:
+    from .consumer.ranges import LostRange
 
 __all__ = [
     "AuthenticationFailedError",
+    "CommitFailedError",
+    "ConfigError",
     "CorrelationIdMismatchError",
+    "GroupNotInactiveError",
+    "GroupProtocolUnsupportedError",
     "KafkaClientError",
     "KafkaConnectionError",
     "KafkaTimeoutError",
+    "KeyStoreError",
     "NoBrokersAvailableError",
     "ProduceFailedError",
+    "RecordDroppedError",
+    "RecordsLostError",
     "ResponseTooLargeError",
+    "TransactionError",
 ]
 
 
@@ -141,3 +162,59 @@ class ResponseTooLargeError(ProtocolError):
 
     def __reduce__(self):
         return (type(self), (self.size, self.limit))
+
+
+class RecordsLostError(KafkaClientError):
+    """Records a bounded read needed are gone from the log (retention, DeleteRecords, a re-created topic)."""
+
+    def __init__(self, lost: LostRange) -> None:
+        self.lost = lost
+        super().__init__(str(lost))
+
+    def __reduce__(self):  # picklable: raised in Spark executors, re-raised on the driver
+        return (type(self), (self.lost,))
+
+
+class ConfigError(KafkaClientError, ValueError):
+    """A property kafkawire cannot use as given; ``property`` names it."""
+
+    def __init__(self, prop: str, message: str, *, value: str | None = None) -> None:
+        super().__init__(f"{prop}: {message}")
+        self.property = prop
+        self.reason = message
+        #: The offending value, for non-secret properties whose value was malformed (else None).
+        self.value = value
+
+
+class KeyStoreError(KafkaClientError, ValueError):
+    """A store that cannot be read: wrong password, damaged file, unsupported format or entry."""
+
+
+class CommitFailedError(KafkaClientError):
+    """A group commit was refused because the group rebalanced: the partitions may belong to another
+    member now, whose reads will start from the last successful commit. After the member rejoins, every
+    partition it holds restarts from its committed offset, so records whose commit failed come again."""
+
+
+class GroupProtocolUnsupportedError(KafkaClientError):
+    """The cluster does not speak the consumer group protocol (no ConsumerGroupHeartbeat, API 68, in
+    its ApiVersions, or it answered UNSUPPORTED_VERSION): use ``group_protocol="classic"``."""
+
+
+class TransactionError(KafkaClientError):
+    """A transactional call made in a state that does not allow it (Java's ``IllegalStateException``),
+    or an abortable failure of the current transaction (``abortable`` True: call ``abort_transaction()``)."""
+
+    retriable = False
+
+    def __init__(self, message: str, abortable: bool = False) -> None:
+        super().__init__(message)
+        self.abortable = abortable
+
+
+class RecordDroppedError(KafkaClientError):
+    """The record was never written: the producer dropped it from its buffer (``abort_transaction``)."""
+
+
+class GroupNotInactiveError(KafkaClientError, ValueError):
+    """A reset asked of a group that has active members (Kafka's tool refuses it the same way)."""

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError
-from ..errors import KafkaClientError, KafkaTimeoutError
+from ..errors import KafkaTimeoutError, RecordsLostError
 from ..net.deadline import Deadline
 
 __all__ = ["LostRange", "RangeSlice", "RecordsLostError", "read_range", "read_ranges"]
@@ -88,17 +88,6 @@ class LostRange:
             f"Could not read records in offset [{self.start}, {self.stop}) for topic partition "
             f"{self.topic}-{self.partition}: {self.reason}."
         )
-
-
-class RecordsLostError(KafkaClientError):
-    """Records a bounded read needed are gone from the log (retention, DeleteRecords, a re-created topic)."""
-
-    def __init__(self, lost: LostRange) -> None:
-        self.lost = lost
-        super().__init__(str(lost))
-
-    def __reduce__(self):  # picklable: raised in Spark executors, re-raised on the driver
-        return (type(self), (self.lost,))
 
 
 def _raise_lost(lost: LostRange) -> None:

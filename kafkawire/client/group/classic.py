@@ -33,7 +33,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..errors import KafkaClientError, KafkaTimeoutError
+from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
 from .assignors import (
     COOPERATIVE,
@@ -55,12 +55,6 @@ TopicPartition = tuple[str, int]
 
 # Errors that mean "this member is no longer part of the current generation": rejoin.
 _MEMBERSHIP_LOST = (UnknownMemberIdError, IllegalGenerationError, FencedInstanceIdError)
-
-
-class CommitFailedError(KafkaClientError):
-    """A group commit was refused because the group rebalanced: the partitions may belong to another
-    member now, whose reads will start from the last successful commit. After the member rejoins, every
-    partition it holds restarts from its committed offset, so records whose commit failed come again."""
 
 
 class GroupMember:

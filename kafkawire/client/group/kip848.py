@@ -37,7 +37,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..errors import KafkaClientError
+from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
 
 if TYPE_CHECKING:
@@ -51,11 +51,6 @@ TopicPartition = tuple[str, int]
 
 #: Epoch sent to join (0), to leave (-1) and, for a static member, to leave meaning to come back (-2).
 JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
-
-
-class GroupProtocolUnsupportedError(KafkaClientError):
-    """The cluster does not speak the consumer group protocol (no ConsumerGroupHeartbeat, API 68, in
-    its ApiVersions, or it answered UNSUPPORTED_VERSION): use ``group_protocol="classic"``."""
 
 
 @dataclass

@@ -20,16 +20,14 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import KeyStoreError
+
 __all__ = ["KeyStoreError", "PrivateKeyEntry", "StoreContents", "read_store", "store_format"]
 
 _JKS_MAGIC = 0xFEEDFEED
 _JCEKS_MAGIC = 0xCECECECE
 # Sun's KeyProtector algorithm OID (1.3.6.1.4.1.42.2.17.1.1), DER-encoded.
 _SUN_KEY_PROTECTOR_OID = bytes.fromhex("060a2b060104012a02110101")
-
-
-class KeyStoreError(ValueError):
-    """A store that cannot be read: wrong password, damaged file, unsupported format or entry."""
 
 
 @dataclass(frozen=True)

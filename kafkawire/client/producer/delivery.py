@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import KafkaClientError, KafkaTimeoutError
+from ..errors import KafkaTimeoutError, RecordDroppedError
 
 __all__ = ["DeliveryCallback", "DeliveryFuture", "RecordDroppedError", "RecordMetadata"]
 
@@ -32,10 +32,6 @@ class RecordMetadata:
     partition: int
     offset: int
     timestamp: int
-
-
-class RecordDroppedError(KafkaClientError):
-    """The record was never written: the producer dropped it from its buffer (``abort_transaction``)."""
 
 
 #: ``callback(err, metadata)``: exactly one of the two is None (confluent-kafka's ``on_delivery`` order).

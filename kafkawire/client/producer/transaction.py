@@ -74,7 +74,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.cluster import TRANSACTION, Cluster, coordinator_moved
-from ..errors import KafkaClientError
+from ..errors import TransactionError
 from ..net.connection import BrokerConnection
 from ..net.deadline import Deadline
 from .produce import ProducerState
@@ -130,17 +130,6 @@ class TransactionState(enum.Enum):
     ABORTING = "aborting"
     ABORTABLE_ERROR = "abortable error"
     FATAL_ERROR = "fatal error"
-
-
-class TransactionError(KafkaClientError):
-    """A transactional call made in a state that does not allow it (Java's ``IllegalStateException``),
-    or an abortable failure of the current transaction (``abortable`` True: call ``abort_transaction()``)."""
-
-    retriable = False
-
-    def __init__(self, message: str, abortable: bool = False) -> None:
-        super().__init__(message)
-        self.abortable = abortable
 
 
 @dataclass(frozen=True)
