@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
+from ..protocol.errors import broker_error
 
 __all__ = [
     "AclBinding",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import (
     DescribeProducersRequest,
@@ -22,6 +22,7 @@ from ..protocol import (
     ListTransactionsRequest,
     WriteTxnMarkersRequest,
 )
+from ..protocol.errors import broker_error
 
 __all__ = [
     "ProducerState",
