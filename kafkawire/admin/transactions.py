@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..client.cluster.cluster import Cluster
+from ..client.cluster.cluster import TRANSACTION, Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import (
     DescribeProducersRequest,
@@ -174,7 +174,7 @@ def describe_transactions(
     def attempt(d: Deadline) -> dict[str, TransactionDescription]:
         by_node: dict[int, list[str]] = {}
         for tid in ids:
-            by_node.setdefault(cluster.find_coordinator(tid, 1, d), []).append(tid)
+            by_node.setdefault(cluster.find_coordinator(tid, TRANSACTION, d), []).append(tid)
         out = {}
         for node, asked in by_node.items():
             conn = cluster.connection(node, d)
