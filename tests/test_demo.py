@@ -26,6 +26,7 @@ def where(request: pytest.FixtureRequest) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_demo_pipeline_end_to_end(tmp_path: Path, where: list[str]) -> None:
     out = tmp_path / "aggregates"
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
@@ -42,6 +43,7 @@ def test_demo_pipeline_end_to_end(tmp_path: Path, where: list[str]) -> None:
     assert sum(table.column("events").to_pylist()) == 20_000
 
 
+@pytest.mark.broker
 def test_demo_without_spark_reads_back_everything(where: list[str]) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "kafkawire.cli", "demo", "--records", "5000", "--no-spark", "--compression", "zstd",

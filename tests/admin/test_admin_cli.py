@@ -29,6 +29,7 @@ def cli(capsys: pytest.CaptureFixture[str], bootstrap: str, *argv: str) -> str:
     return out
 
 
+@pytest.mark.broker
 def test_topic_admin_commands(admin: Admin, kafka_broker, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     topic = f"adm-cli-topic-{os.getpid()}-{time.monotonic_ns()}"
     b = kafka_broker.bootstrap
@@ -56,6 +57,7 @@ def test_topic_admin_commands(admin: Admin, kafka_broker, capsys: pytest.Capture
     assert "InvalidPartitionsError" in capsys.readouterr().err
 
 
+@pytest.mark.broker
 def test_group_commands_agree_with_kafka_consumer_groups(admin: Admin, kafka_broker, capsys) -> None:  # type: ignore[no-untyped-def]
     stem = f"adm-cli-grp-{os.getpid()}-{time.monotonic_ns()}"
     topic, group, other = f"{stem}-t", f"{stem}-g", f"{stem}-other"

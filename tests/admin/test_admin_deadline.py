@@ -66,4 +66,5 @@ def test_call_returns_within_its_deadline(silent_broker: str, name: str) -> None
         with pytest.raises(KafkaTimeoutError):
             CALLS[name](admin, TIMEOUT_MS)
         took = time.monotonic() - start
-    assert took <= TIMEOUT_MS / 1000 * 1.1, f"{name} took {took:.3f} s for a {TIMEOUT_MS} ms deadline"
+    # The slack every deadline test gives (+10%, + 0.2 s of scheduling on a loaded 2-core machine).
+    assert took <= TIMEOUT_MS / 1000 * 1.1 + 0.2, f"{name} took {took:.3f} s for a {TIMEOUT_MS} ms deadline"

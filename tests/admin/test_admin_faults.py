@@ -9,6 +9,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from kafkawire.admin import Admin
 
 # The fault-injecting proxy of the client tests (tests/client is not a package: load the module by path).
@@ -19,6 +21,7 @@ _spec.loader.exec_module(_fakes)
 KafkaProxy = _fakes.KafkaProxy
 
 
+@pytest.mark.broker
 def test_create_partitions_whose_answer_was_lost(kafka_broker) -> None:  # type: ignore[no-untyped-def]
     topic = f"adm-lost-{os.getpid()}-{time.monotonic_ns()}"
     host, port = kafka_broker.bootstrap.rsplit(":", 1)
@@ -39,6 +42,7 @@ def test_create_partitions_whose_answer_was_lost(kafka_broker) -> None:  # type:
         assert direct.describe_topics([topic])[topic].num_partitions == 4
 
 
+@pytest.mark.broker
 def test_delete_group_whose_answer_was_lost(kafka_broker) -> None:  # type: ignore[no-untyped-def]
     stem = f"adm-lost-grp-{os.getpid()}-{time.monotonic_ns()}"
     topic, group = f"{stem}-t", f"{stem}-g"

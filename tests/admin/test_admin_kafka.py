@@ -40,6 +40,7 @@ def admin(kafka_broker):  # type: ignore[no-untyped-def]
         yield a
 
 
+@pytest.mark.broker
 def test_describe_cluster_matches_kafka_cluster_tool(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     desc = admin.describe_cluster()
     cluster_id = run_tool(CLUSTER_TOOL, "cluster-id", "--bootstrap-server", kafka_broker.bootstrap)
@@ -54,6 +55,7 @@ def test_describe_cluster_matches_kafka_cluster_tool(admin: Admin, kafka_broker)
     assert admin.client.admin().describe_cluster() == desc
 
 
+@pytest.mark.broker
 def test_describe_topics_and_configs_match_kafka_topics(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     prefix = unique("desc")
     a, b = f"{prefix}-a", f"{prefix}-b"
@@ -83,6 +85,7 @@ def test_describe_topics_and_configs_match_kafka_topics(admin: Admin, kafka_brok
         admin.describe_topics([f"{prefix}-missing"], timeout_ms=5_000)
 
 
+@pytest.mark.broker
 def test_alter_configs_then_describe_matches_kafka_configs(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     topic = unique("cfg")
     admin.create_topics([topic], configs={"segment.ms": "3600000", "retention.bytes": "1000000"})
@@ -124,6 +127,7 @@ def test_alter_configs_then_describe_matches_kafka_configs(admin: Admin, kafka_b
     ]
 
 
+@pytest.mark.broker
 def test_create_partitions_and_delete_records_match_kafka_get_offsets(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     topic = unique("grow")
     admin.create_topics({topic: 2})
@@ -155,6 +159,7 @@ def _join(bootstrap: str, group: str, topics: list[str]) -> Consumer:
     return c
 
 
+@pytest.mark.broker
 def test_groups_match_kafka_consumer_groups(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     prefix = unique("grp")
     t1, t2 = f"{prefix}-t1", f"{prefix}-t2"
@@ -216,6 +221,7 @@ def test_groups_match_kafka_consumer_groups(admin: Admin, kafka_broker) -> None:
     assert m.assignment == {t1: [0, 1, 2], t2: [0, 1]}
 
 
+@pytest.mark.broker
 def test_reset_offsets_match_kafka_consumer_groups_plans(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     prefix = unique("reset")
     topic, group = f"{prefix}-t", f"{prefix}-g"
@@ -252,6 +258,7 @@ def test_reset_offsets_match_kafka_consumer_groups_plans(admin: Admin, kafka_bro
     assert {tp: o.committed for tp, o in admin.list_consumer_group_offsets(group).items()} == done
 
 
+@pytest.mark.broker
 def test_offsets_of_a_deleted_topic(admin: Admin) -> None:
     prefix = unique("gone")
     kept, gone, group = f"{prefix}-kept", f"{prefix}-gone", f"{prefix}-g"
@@ -268,6 +275,7 @@ def test_offsets_of_a_deleted_topic(admin: Admin) -> None:
     assert admin.reset_consumer_group_offsets(group, None, to="latest", timeout_ms=10_000) == {(kept, 0): 4}
 
 
+@pytest.mark.broker
 def test_kip848_consumer_group_matches_kafka_consumer_groups(admin: Admin, kafka_broker) -> None:  # type: ignore[no-untyped-def]
     """A group of the new consumer protocol (KIP-848; Kafka's console consumer with group.protocol=consumer):
     DescribeGroups does not know it, ConsumerGroupDescribe does."""

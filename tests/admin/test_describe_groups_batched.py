@@ -14,6 +14,7 @@ from kafkawire.protocol.errors import GroupIdNotFoundError
 from .kafka_tools import GROUP_COMMAND, parse_table, run_tool
 
 
+@pytest.mark.broker
 def test_many_groups_one_request_per_coordinator_and_kafka_agrees(kafka_broker) -> None:  # type: ignore[no-untyped-def]
     prefix = f"adm-batch-{os.getpid()}"
     topic = f"{prefix}-t"

@@ -43,6 +43,7 @@ def test_a_failed_flush_hands_back_every_record_and_empties_the_buffer():
     p.close()
 
 
+@pytest.mark.broker
 def test_records_stay_buffered_when_the_write_is_interrupted(noida, topic_name):
     topic = topic_name()
     with Client(noida.bootstrap) as admin:
@@ -65,6 +66,7 @@ def test_records_stay_buffered_when_the_write_is_interrupted(noida, topic_name):
         assert p.buffered == 0
 
 
+@pytest.mark.broker
 def test_metrics_count_requests_bytes_and_latency(noida, topic_name):
     topic = topic_name()
     with Client(noida.bootstrap) as c:

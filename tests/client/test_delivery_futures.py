@@ -36,6 +36,7 @@ def _fetch_all(client: Client, topic: str, partitions: int) -> dict[int, list[tu
     return out
 
 
+@pytest.mark.broker
 def test_every_future_resolves_to_the_offset_a_fetch_returns(kafka, topic_name):
     topic = topic_name("fut")
     with Client(kafka.bootstrap) as admin:
@@ -74,6 +75,7 @@ def test_every_future_resolves_to_the_offset_a_fetch_returns(kafka, topic_name):
             assert md.partition == 2
 
 
+@pytest.mark.broker
 def test_lost_answers_are_retried_and_a_final_failure_reaches_every_future_and_callback(kafka, topic_name):
     topic = topic_name("futfault")
     with Client(kafka.bootstrap) as admin:
@@ -137,6 +139,7 @@ def test_abort_and_unreachable_brokers_resolve_futures_with_errors():
 
 
 
+@pytest.mark.broker
 def test_transactional_futures_resolve_on_commit_and_fail_on_abort(kafka, topic_name):
     topic = topic_name("futtxn")
     with Client(kafka.bootstrap) as admin:

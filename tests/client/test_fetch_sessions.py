@@ -4,6 +4,8 @@ falling back to full fetches, and the stand-ins (which open no session) staying 
 
 from __future__ import annotations
 
+import pytest
+
 from kafkawire.client import Client, Consumer
 from kafkawire.client.consumer.fetch_session import FINAL_EPOCH, INITIAL_EPOCH, FetchSessionHandler
 
@@ -48,6 +50,7 @@ def _read_until(cons: Consumer, ends: dict[tuple[str, int], int], into: dict) ->
             into.setdefault(tp, []).extend(zip(cols.offset.tolist(), cols.value.to_pylist()))
 
 
+@pytest.mark.broker
 def test_consumer_reads_the_same_with_and_without_sessions_and_sends_less(kafka, topic_name):
     topic = topic_name("fs")
     n = 50
@@ -90,6 +93,7 @@ def test_consumer_reads_the_same_with_and_without_sessions_and_sends_less(kafka,
             assert fs["bytes_sent"] / fs["requests"] < fn["bytes_sent"] / fn["requests"]
 
 
+@pytest.mark.broker
 def test_stale_epoch_and_restarted_broker_fall_back_to_a_full_fetch(broker_factory, topic_name):
     broker = broker_factory("kafka")
     topic = topic_name("fsr")
@@ -119,6 +123,7 @@ def test_stale_epoch_and_restarted_broker_fall_back_to_a_full_fetch(broker_facto
         assert h.session_id not in (0, before_restart)  # FETCH_SESSION_ID_NOT_FOUND, then a new session
 
 
+@pytest.mark.broker
 def test_stand_in_brokers_open_no_session_and_read_the_same(noida, topic_name):
     topic = topic_name("fsn")
     with Client(noida.bootstrap) as c:

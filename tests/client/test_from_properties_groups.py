@@ -135,6 +135,7 @@ def test_default_warning_is_logged_once_per_property(caplog):
     assert len([m for m in messages if "unheard.of" in m]) == 1
 
 
+@pytest.mark.broker
 def test_a_consumer_and_producer_built_from_java_properties_work_on_kafka(kafka, topic_name):
     topic, group = topic_name("props"), topic_name("props-group")
     with Client(kafka.bootstrap) as admin:

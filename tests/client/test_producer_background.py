@@ -44,6 +44,7 @@ def _sender_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "kafkawire-producer-sender"]
 
 
+@pytest.mark.broker
 def test_result_resolves_without_flush(kafka, topic_name):
     topic = topic_name("bg")
     with Client(kafka.bootstrap) as admin:
@@ -63,6 +64,7 @@ def test_result_resolves_without_flush(kafka, topic_name):
     assert [by_pos[(m.partition, m.offset)] for m in metas] == [b"v%d" % i for i in range(100)]
 
 
+@pytest.mark.broker
 def test_many_threads_keep_order_per_partition_without_duplicates(kafka, topic_name):
     topic = topic_name("bgthreads")
     with Client(kafka.bootstrap) as admin:
@@ -96,6 +98,7 @@ def test_many_threads_keep_order_per_partition_without_duplicates(kafka, topic_n
         assert dict(logs[part])[offsets[-1]] == b"%d:%d" % (t, per - 1)
 
 
+@pytest.mark.broker
 def test_a_callback_may_wait_on_a_record_still_buffered(kafka, topic_name):
     a, b = topic_name("cba"), topic_name("cbb")
     with Client(kafka.bootstrap) as admin:
@@ -118,6 +121,7 @@ def test_a_callback_may_wait_on_a_record_still_buffered(kafka, topic_name):
     assert isinstance(md, RecordMetadata) and md.topic == b and md.offset == 0
 
 
+@pytest.mark.broker
 def test_broker_gone_fails_the_pending_future_within_the_delivery_timeout(kafka, topic_name):
     topic = topic_name("bgdown")
     with Client(kafka.bootstrap) as admin:
@@ -147,6 +151,7 @@ def test_broker_gone_fails_the_pending_future_within_the_delivery_timeout(kafka,
         assert [v for _, v in _log(c, topic, 0)] == [b"before"]
 
 
+@pytest.mark.broker
 def test_transactional_records_are_written_in_the_background_only_inside_the_transaction(kafka, topic_name):
     topic = topic_name("bgtxn")
     with Client(kafka.bootstrap) as admin:
@@ -177,6 +182,7 @@ def test_transactional_records_are_written_in_the_background_only_inside_the_tra
     assert committed == [b"kept"]
 
 
+@pytest.mark.broker
 def test_close_stops_the_sender_and_a_dropped_producer_does_not_leak_it(kafka, topic_name):
     topic = topic_name("bglife")
     with Client(kafka.bootstrap) as admin:

@@ -147,6 +147,7 @@ def _topic(client: Client, partitions: int = 1) -> str:
     return name
 
 
+@pytest.mark.broker
 def test_kafka_control_records_and_aborted_transactions(kafka_broker):
     from confluent_kafka import Producer
 
@@ -185,6 +186,7 @@ def test_kafka_control_records_and_aborted_transactions(kafka_broker):
         assert list(read_range(client, topic, 0, 13, 18, deadline=Deadline(30), isolation="read_committed")) == []
 
 
+@pytest.mark.broker
 def test_kafka_partial_tails_data_loss_and_end_beyond_the_log(kafka_broker):
     with Client(kafka_broker.bootstrap) as client:
         topic = _topic(client)

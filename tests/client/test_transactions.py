@@ -55,6 +55,7 @@ def _consumer_values(bootstrap: str, topic: str) -> list[bytes]:
     return out
 
 
+@pytest.mark.broker
 def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, topic: str) -> None:
     committed: list[bytes] = []
     aborted: list[bytes] = []
@@ -82,6 +83,7 @@ def test_read_committed_sees_exactly_the_committed_transactions(bootstrap: str, 
     assert sorted(_consumer_values(bootstrap, topic)) == sorted(committed)
 
 
+@pytest.mark.broker
 def test_context_manager_commits_or_aborts(bootstrap: str, topic: str) -> None:
     with Producer(bootstrap, transactional_id=_name("tid")) as producer:
         producer.init_transactions()
@@ -102,6 +104,7 @@ def test_context_manager_commits_or_aborts(bootstrap: str, topic: str) -> None:
         assert b"buffered-then-aborted" not in read_values(client, topic, "read_uncommitted")
 
 
+@pytest.mark.broker
 def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
     with Producer(bootstrap, transactional_id=_name("tid")) as producer:
         producer.init_transactions()
@@ -117,6 +120,7 @@ def test_abort_leaves_nothing_visible(bootstrap: str, topic: str) -> None:
     assert _consumer_values(bootstrap, topic) == []
 
 
+@pytest.mark.broker
 def test_fenced_producer_gets_producer_fenced_and_writes_nothing_more(bootstrap: str, topic: str) -> None:
     tid = _name("tid")
     old = Producer(bootstrap, transactional_id=tid)
@@ -154,6 +158,7 @@ def test_fenced_producer_gets_producer_fenced_and_writes_nothing_more(bootstrap:
         assert everything.count(b"old-before-fence") == 1  # written, then aborted by the new instance
 
 
+@pytest.mark.broker
 def test_fenced_while_sending(bootstrap: str, topic: str) -> None:
     """The fence found by a produce request (the partition was already in the transaction)."""
     tid = _name("tid")
@@ -171,6 +176,7 @@ def test_fenced_while_sending(bootstrap: str, topic: str) -> None:
         assert b"two" not in read_values(client, topic, "read_uncommitted")
 
 
+@pytest.mark.broker
 def test_offsets_sent_to_a_transaction_commit_with_it(bootstrap: str, topic: str) -> None:
     group = _name("grp")
     tp = (topic, 0)
@@ -190,6 +196,7 @@ def test_offsets_sent_to_a_transaction_commit_with_it(bootstrap: str, topic: str
         assert client.committed(group, [tp])[tp].offset == 11
 
 
+@pytest.mark.broker
 def test_offsets_of_a_stale_generation_are_refused(bootstrap: str, topic: str) -> None:
     """KIP-447: TxnOffsetCommit carries the member's generation; a zombie's is refused, and the error is
     abortable (abort, then the producer carries on)."""
@@ -222,6 +229,7 @@ def test_offsets_of_a_stale_generation_are_refused(bootstrap: str, topic: str) -
     consumer.close()
 
 
+@pytest.mark.broker
 def test_calls_a_state_forbids(bootstrap: str, topic: str) -> None:
     with pytest.raises(ValueError, match="acks=-1"):
         Producer(bootstrap, transactional_id="x", acks=1)
@@ -396,6 +404,7 @@ def test_a_fenced_answer_is_fatal_and_a_refused_batch_abortable() -> None:
             producer.send("t", b"again", partition=0)
 
 
+@pytest.mark.broker
 def test_a_handed_over_transaction_is_finished_by_another_client(bootstrap: str, topic: str) -> None:
     """Write in one producer, commit from elsewhere with the handle (a Spark task writes, the driver commits);
     a repeated commit succeeds again; an abort through a handle leaves nothing visible."""

@@ -65,6 +65,7 @@ def topic(client: Client) -> str:
     return name
 
 
+@pytest.mark.broker
 def test_the_broker_finalizes_transaction_version_2(client: Client) -> None:
     """The premise of the other tests: Kafka 4.4 formatted by kafkawire.testing finalizes the feature."""
     conn = client.cluster.any_connection(client.deadline(10_000))
@@ -72,6 +73,7 @@ def test_the_broker_finalizes_transaction_version_2(client: Client) -> None:
     assert conn.versions.finalized_features_epoch >= 0
 
 
+@pytest.mark.broker
 def test_version_2_sends_no_add_requests_and_bumps_the_epoch_at_every_end(client: Client, topic: str) -> None:
     group = _name("group")
     committed: list[bytes] = []
@@ -116,6 +118,7 @@ def test_version_2_sends_no_add_requests_and_bumps_the_epoch_at_every_end(client
     assert {p: o.offset for (_t, p), o in offsets.items()} == {p: 400 + p for p in range(3)}
 
 
+@pytest.mark.broker
 def test_a_transaction_with_nothing_sent_sends_no_end_txn(client: Client, topic: str) -> None:
     producer = Producer(client=client, transactional_id=_name("tid"))
     producer.init_transactions()
@@ -136,6 +139,7 @@ def test_a_transaction_with_nothing_sent_sends_no_end_txn(client: Client, topic:
     assert read_values(client, topic, "read_committed") == [b"after-empty"]
 
 
+@pytest.mark.broker
 def test_a_fenced_producer_gets_producer_fenced_under_version_2(client: Client, topic: str) -> None:
     tid = _name("tid")
     old = Producer(client=client, transactional_id=tid)
@@ -170,6 +174,7 @@ def _bootstrap(client: Client) -> str:
     return f"{broker.host}:{broker.port}"
 
 
+@pytest.mark.broker
 def test_a_handed_over_version_2_transaction_is_ended_elsewhere(client: Client, topic: str) -> None:
     """A Spark task writes under version 2 and hands over; the driver's EndTxn ends it. The handle says
     which protocol wrote it; a handle kept as three fields lets the broker's finalized feature decide.
@@ -204,6 +209,7 @@ def test_a_handed_over_version_2_transaction_is_ended_elsewhere(client: Client, 
     assert sorted(read_values(client, topic, "read_committed")) == expected
 
 
+@pytest.mark.broker
 def test_the_broker_refuses_a_write_to_a_partition_not_in_the_transaction(client: Client, topic: str) -> None:
     """KIP-890 part 1: Produce v11 of a transactional batch to a partition never added (no AddPartitionsToTxn)
     is answered TRANSACTION_ABORTABLE, which the client treats as abortable; Produce v12 adds the partition."""
@@ -252,6 +258,7 @@ def test_the_broker_refuses_a_write_to_a_partition_not_in_the_transaction(client
     assert read_values(client, topic, "read_committed") == []
 
 
+@pytest.mark.broker
 def test_a_client_capped_below_end_txn_v5_speaks_version_1_to_kafka_4(kafka_broker: Any, topic: str) -> None:
     with Client(kafka_broker.bootstrap, api_version_caps={26: 4}) as capped:
         producer = Producer(client=capped, transactional_id=_name("tid"))
@@ -279,6 +286,7 @@ def legacy_kafka() -> Iterator[Any]:
     broker.stop()
 
 
+@pytest.mark.broker
 def test_version_1_against_kafka_3(legacy_kafka: Any) -> None:
     """Kafka 3.9 finalizes no transaction.version 2: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn <= v4, the
     same producer id and epoch across transactions, and a handed-over transaction ended elsewhere."""

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from visibility import read_values, wait_stable
 
 from kafkawire.client import Client, TransactionHandle, end_transaction
@@ -57,6 +58,7 @@ def _events(proc: subprocess.Popen[str], until: str, timeout: float) -> list[dic
     raise AssertionError(f"worker never said {until!r}; saw {[e['event'] for e in seen]}; stderr: {err[-3000:]}")
 
 
+@pytest.mark.broker
 def test_consume_transform_produce_exactly_once_through_a_worker_crash(kafka_broker: Any) -> None:
     bootstrap = kafka_broker.bootstrap
     run = f"eos-{os.getpid()}-{int(time.time() * 1000) % 100_000}"
@@ -107,6 +109,7 @@ def test_consume_transform_produce_exactly_once_through_a_worker_crash(kafka_bro
     assert len(raw) > len(out)
 
 
+@pytest.mark.broker
 def test_a_task_that_dies_after_handing_over_is_committed_once_by_the_driver(kafka_broker: Any) -> None:
     """The write side of an exactly-once Spark sink without Spark: attempt 1 of a task writes half its
     rows and is SIGKILLed; attempt 2 (same deterministic transactional id) fences it, which aborts those

@@ -61,6 +61,7 @@ def bootstrap(kafka_broker: Any) -> str:
     return kafka_broker.bootstrap
 
 
+@pytest.mark.broker
 def test_java_read_committed_consumer_sees_exactly_kafkawire_commits(bootstrap: str) -> None:
     topic = _name("txn-java")
     with Client(bootstrap) as c:
@@ -91,6 +92,7 @@ def test_java_read_committed_consumer_sees_exactly_kafkawire_commits(bootstrap: 
     assert _java_consume(bootstrap, topic, "read_uncommitted") == sorted(committed + aborted)
 
 
+@pytest.mark.broker
 def test_kafkawire_takes_over_a_java_transactional_id(bootstrap: str) -> None:
     """Java commits one transaction and leaves a second open; kafkawire's init_transactions with the same
     id fences Java's producer and aborts the open transaction; both readers see the committed ones only."""

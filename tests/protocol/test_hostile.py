@@ -71,7 +71,9 @@ def test_forged_lengths_fail_fast(raw):
     t = time.perf_counter()
     with pytest.raises(ProtocolError):
         MetadataResponse.decode(raw, 1)
-    assert time.perf_counter() - t < 0.05  # nothing was allocated from the forged count
+    # Nothing was allocated from the forged count (2**31 entries would take seconds); 0.05 s with the
+    # slack the deadline tests give a loaded machine.
+    assert time.perf_counter() - t < 0.05 * 1.1 + 0.2
 
 
 def test_forged_compact_lengths_fail_fast():

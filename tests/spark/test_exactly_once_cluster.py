@@ -186,6 +186,7 @@ def _ledger(run: str, values: list[bytes]) -> LedgerReport:
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_local_cluster_job_with_a_failed_attempt_and_a_killed_executor(kafka_broker: Any, tmp_path: Path) -> None:
     bootstrap = kafka_broker.bootstrap
     run = f"eosc-{os.getpid()}-{int(time.time() * 1000) % 1_000_000}"

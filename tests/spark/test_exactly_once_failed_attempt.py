@@ -38,6 +38,7 @@ def _failing_batches(rows: int) -> Iterator[pa.RecordBatch]:
 
 
 @pytest.mark.parametrize("failure", ["upstream", "writer"])
+@pytest.mark.broker
 def test_a_failed_attempt_aborts_its_transaction(kafka_broker: Any, failure: str) -> None:
     bootstrap = kafka_broker.bootstrap
     topic = f"eos-failed-attempt-{failure}-{uuid.uuid4().hex[:8]}"

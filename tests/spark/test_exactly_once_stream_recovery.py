@@ -188,6 +188,7 @@ def _assert_once(values: list[bytes], expected: set[bytes]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_a_driver_killed_in_each_commit_window_leaves_each_row_once(kafka_broker: Any, tmp_path: Path) -> None:
     """One query, 4 micro-batches of 2 tasks; its driver is killed in batch 0 before the commit, in batch 1
     after the first of two EndTxn calls, in batch 2 after both; each restart re-runs the batch it died in."""
@@ -228,6 +229,7 @@ def test_a_driver_killed_in_each_commit_window_leaves_each_row_once(kafka_broker
 
 
 @pytest.mark.slow
+@pytest.mark.broker
 def test_without_exactly_once_a_driver_killed_after_the_writes_duplicates_the_batch(
     kafka_broker: Any, tmp_path: Path
 ) -> None:
@@ -243,6 +245,7 @@ def test_without_exactly_once_a_driver_killed_after_the_writes_duplicates_the_ba
     assert report.duplicated == len(run.rows_through(1) - run.rows_through(0)) > 0
 
 
+@pytest.mark.broker
 def test_a_task_re_run_skips_what_its_marker_says_committed_and_rewrites_the_rest(
     kafka_broker: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ ROWS = 20_000
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
 @pytest.mark.parametrize("exactly_once", ["true", "false"])
+@pytest.mark.broker
 def test_a_failed_task_attempt_leaves_each_row_once_only_with_exactly_once(
     kafka_broker: Any, exactly_once: str, streaming: bool, tmp_path: Path
 ) -> None:
