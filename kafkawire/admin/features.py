@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import ApiVersionsRequest, UpdateFeaturesRequest
+from ..protocol.errors import broker_error
 
 __all__ = ["FeatureMetadata", "UPGRADE_TYPES", "describe_features", "update_features"]
 
@@ -80,7 +81,7 @@ def update_features(
             for name, level in levels.items()
         ]
         req = UpdateFeaturesRequest(
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             feature_updates=updates,
             validate_only=validate_only,
         )

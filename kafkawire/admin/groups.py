@@ -438,4 +438,4 @@ def delete_group_offsets(
                     raise err
 
     if wanted:
-        _offsets._coordinator_call(cluster, deadline, group, attempt, f"delete offsets of group {group!r}")
+        cluster.coordinator_call(deadline, group, attempt, what=f"delete offsets of group {group!r}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import DescribeLogDirsRequest
+from ..protocol.errors import broker_error
 
 __all__ = ["ReplicaInfo", "LogDirDescription", "describe_log_dirs"]
 

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.cluster.retry import Final
 from ..client.net.deadline import Deadline
 from ..protocol import (
@@ -18,7 +18,7 @@ from ..protocol import (
     ElectLeadersRequest,
     ListPartitionReassignmentsRequest,
 )
-from ..protocol.errors import BrokerError, ElectionNotNeededError, UnknownTopicOrPartitionError
+from ..protocol.errors import BrokerError, ElectionNotNeededError, UnknownTopicOrPartitionError, broker_error
 
 __all__ = [
     "PartitionInfo",
@@ -157,7 +157,7 @@ def elect_leaders(
             topic_partitions=None
             if wanted is None
             else [ElectLeadersRequest.TopicPartitions(topic=t, partitions=ps) for t, ps in by_topic.items()],
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
         )
         resp = conn.request(req, version, deadline=d)
         if version >= 1:
@@ -188,7 +188,7 @@ def list_partition_reassignments(
         for t, p in wanted or ():
             by_topic.setdefault(t, []).append(p)
         req = ListPartitionReassignmentsRequest(
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             topics=None
             if wanted is None
             else [
@@ -234,7 +234,7 @@ def alter_partition_reassignments(
                 )
             )
         req = AlterPartitionReassignmentsRequest(
-            timeout_ms=max(1, int(d.clamp(cluster.request_timeout_ms / 1000) * 1000)),
+            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
             topics=[
                 AlterPartitionReassignmentsRequest.ReassignableTopic(name=t, partitions=ps)
                 for t, ps in by_topic.items()

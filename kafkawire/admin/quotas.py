@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import AlterClientQuotasRequest, DescribeClientQuotasRequest
+from ..protocol.errors import broker_error
 
 __all__ = ["ENTITY_TYPES", "Entity", "describe_client_quotas", "alter_client_quotas"]
 

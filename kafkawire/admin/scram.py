@@ -11,9 +11,10 @@ import hashlib
 import os
 from collections.abc import Iterable
 
-from ..client.cluster.cluster import Cluster, broker_error
+from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest
+from ..protocol.errors import broker_error
 
 __all__ = ["MECHANISMS", "describe_user_scram_credentials", "alter_user_scram_credentials"]
 
