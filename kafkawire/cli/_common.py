@@ -33,6 +33,11 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     """``--bootstrap`` (default ``$KAFKAWIRE_BOOTSTRAP``, else 127.0.0.1:9092), ``--timeout`` and the
     security options: ``-X key=value`` (the Java client's property names, as kcat), ``--command-config FILE``
     (a ``client.properties`` file, as Kafka's console tools), ``--security-protocol``, ``--sasl-*``, ``--ca-file``."""
+    _add_bootstrap_args(parser)
+    add_security_args(parser)
+
+
+def _add_bootstrap_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap",
         "-b",
@@ -47,6 +52,11 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="give up on an unreachable or failing broker after this long (default: 30)",
     )
+
+
+def add_security_args(parser: argparse.ArgumentParser) -> None:
+    """The security options alone (``-X``, ``--command-config``, ``--security-protocol``, ``--sasl-*``,
+    ``--ca-file``), for commands that name their broker their own way (``bench``)."""
     security = parser.add_argument_group("security (Java client property names: kafkawire.client.config)")
     security.add_argument("-X", dest="properties", action="append", default=[], metavar="KEY=VALUE",
                           help="a client property, e.g. -X sasl.mechanism=SCRAM-SHA-512 (repeatable; beats the file)")
@@ -95,23 +105,56 @@ def bootstrap_of(args: argparse.Namespace) -> str:
     return args.bootstrap or from_props or os.environ.get("KAFKAWIRE_BOOTSTRAP") or DEFAULT_BOOTSTRAP
 
 
-def make_client(args: argparse.Namespace, **options: Any) -> Any:
+def client_settings(args: argparse.Namespace, role: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(client keyword arguments, role keyword arguments)`` from the client properties of ``args``
+    (``--command-config``, ``-X``, the security flags), read through kafkawire's one mapping of the Java
+    client's names (:mod:`kafkawire.client.config`).
+
+    ``role`` is ``"producer"`` (``acks``, ``compression.type``, ``linger.ms``, ... become
+    :class:`kafkawire.Producer` keywords), ``"consumer"`` (``group.id``, ``auto.offset.reset``,
+    ``isolation.level``, ... become :class:`kafkawire.Consumer` keywords) or None (commands that only
+    administer: producer and consumer properties are reported as unused). A name close to a known one
+    (``securty.protocol``) is an error with a suggestion; a known property this command has no use for is
+    a warning on stderr.
+    """
+    from ..client import config as cfg
+
+    props = {**client_properties(args), "bootstrap.servers": bootstrap_of(args)}
+    command = " ".join(x for x in (getattr(args, "command", None), getattr(args, "action", None)) if x)
+
+    def warn(key: str) -> None:
+        print(f"kafkawire: warning: property {key!r} is not used by `kafkawire {command}`; ignored", file=sys.stderr)
+
+    try:
+        if role == "producer":
+            settings = cfg.producer_kwargs_from_properties(props, warn=warn)
+            names = {name for name, _ in cfg.PRODUCER_PARAMS.values()}
+        elif role == "consumer":
+            settings = cfg.consumer_kwargs_from_properties(props, warn=warn)
+            names = {name for name, _ in cfg.CONSUMER_PARAMS.values()}
+        else:
+            # Any client: the common mapping, producer and consumer names reported as unused here.
+            others = (*cfg.CONSUMER_PARAMS, *cfg.PRODUCER_PARAMS, *cfg._IGNORED_CONSUMER, *cfg._IGNORED_PRODUCER)
+            settings = cfg._role_kwargs(props, "client", {}, set(cfg._IGNORED_COMMON), others, warn)
+            names = set()
+    except cfg.ConfigError as e:
+        raise CliError(f"bad client property {e}") from None
+    settings.pop("bootstrap_servers", None)
+    role_settings = {k: settings.pop(k) for k in list(settings) if k in names}
+    return settings, role_settings
+
+
+def make_client(args: argparse.Namespace, role: str | None = None, **options: Any) -> Any:
     """A :class:`kafkawire.client.Client` for ``args.bootstrap`` whose retries stop after ``--timeout``.
 
     The library's default retry budget (two minutes) suits services; a command line should fail fast
-    with a clear message when the address is wrong, so the budget follows ``--timeout``.
+    with a clear message when the address is wrong, so the budget follows ``--timeout``. The role's
+    settings (:func:`client_settings`) are left in ``args.role_settings`` for the command.
     """
     from ..client import Client
-    from ..client.config import ConfigError, config_from_properties
 
     timeout_ms = max(1.0, float(args.timeout)) * 1000
-    try:
-        config = config_from_properties(
-            client_properties(args), warn=lambda key: print(f"kafkawire: warning: unknown property {key!r} ignored",
-                                                            file=sys.stderr)
-        )
-    except ConfigError as e:
-        raise CliError(f"bad client property {e}") from None
+    config, args.role_settings = client_settings(args, role)
     settings = {
         "client_id": "kafkawire-cli",
         "retry_timeout_ms": timeout_ms,

@@ -10,10 +10,22 @@ Cases (all on the same generated records in the same run):
     Cython core).
 ``encode``
     The same records into v2 batches: kafkawire from columns, the peers' ``DefaultRecordBatchBuilder``.
-``consume``
+``produce``
     Only with a broker (``--bootstrap``, or ``--with-broker [noida|kafka]`` to start one): the records
-    are produced to a new topic of ``--partitions`` partitions, then read back end to end: kafkawire with
-    ``Client.fetch_many`` into columns, confluent-kafka (librdkafka) with ``Consumer.consume(num_messages=...)``.
+    written to a new topic of ``--partitions`` partitions and acknowledged by all replicas (acks=all):
+    kafkawire from columns with one ``Client.produce`` call, confluent-kafka (librdkafka) with
+    ``Producer.produce`` per record and ``flush()``.
+``consume``
+    With a broker: the records read back end to end: kafkawire with ``Client.fetch_many`` into columns,
+    confluent-kafka with ``Consumer.consume(num_messages=...)``.
+
+Both broker cases start a new client in every run (connecting, metadata, for librdkafka its threads and
+first fetch wait): that start-up is part of an end-to-end figure, and in a short run it is most of it, so a
+ratio measured on 100k records says more about start-up than about throughput. The time to the first
+record (consume) or first acknowledgement (produce) is measured separately and printed below the table
+with the rate after it. The security options (``-X``, ``--command-config``, ``--security-protocol``,
+``--sasl-*``, ``--ca-file``) reach both clients: kafkawire through its Java-name mapping, librdkafka as
+its own names (a PEM CA file; JAAS usernames and passwords as ``sasl.username``/``sasl.password``).
 
 Peers that are much slower (kafka-python, pure Python) are measured on at most ``--slow-records``
 records; every comparison is per record (records/s). Each figure is the median of ``--repeat`` runs in
@@ -37,7 +49,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BenchResult", "add_arguments", "run", "run_benchmarks", "format_table", "write_chart"]
+__all__ = ["BenchResult", "StartUp", "add_arguments", "format_startup", "format_table", "peer_security", "run",
+           "run_benchmarks", "write_chart"]
 
 _TS0 = 1_700_000_000_000
 _KEY_SIZE = 16
@@ -79,6 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-chart", action="store_true", help="print the table only")
     broker = parser.add_mutually_exclusive_group()
     broker.add_argument("--bootstrap", "-b", metavar="HOST:PORT", help="also run the consume case on this broker")
+    from ._common import add_security_args
+
+    add_security_args(parser)
     broker.add_argument(
         "--with-broker",
         nargs="?",
@@ -220,8 +236,15 @@ def run_benchmarks(
     slow_records: int = 20_000,
     bootstrap: str | None = None,
     log: Callable[[str], None] = lambda s: None,
+    client_options: dict[str, Any] | None = None,
+    peer_options: dict[str, Any] | None = None,
+    startup: list[StartUp] | None = None,
 ) -> list[BenchResult]:
-    """Run every case kafkawire and the installed peers support; return one result per contender."""
+    """Run every case kafkawire and the installed peers support; return one result per contender.
+
+    ``client_options`` are kafkawire :class:`~kafkawire.client.Client` keyword arguments and
+    ``peer_options`` librdkafka settings (security) for the broker cases; ``startup`` collects their
+    start-up times."""
     from .. import decode_records
     from ..records import codec_id
 
@@ -260,11 +283,25 @@ def run_benchmarks(
 
     # consume end to end ------------------------------------------------------------------------------
     if bootstrap:
-        results += _bench_consume(bootstrap, keys, values, partitions, codec, repeat, bytes_per_record, log)
+        results += _bench_broker(bootstrap, keys, values, partitions, codec, repeat, bytes_per_record, log,
+                                 client_options or {}, peer_options or {}, startup if startup is not None else [])
     return results
 
 
-def _bench_consume(
+@dataclass
+class StartUp:
+    """Time from a new client to its first record (consume) or first acknowledgement (produce)."""
+
+    case: str
+    contender: str
+    seconds: float
+
+
+def _median(fn: Callable[[], float], repeat: int) -> float:
+    return statistics.median(fn() for _ in range(max(1, repeat)))
+
+
+def _bench_broker(
     bootstrap: str,
     keys: Any,
     values: Any,
@@ -273,30 +310,66 @@ def _bench_consume(
     repeat: int,
     bytes_per_record: float,
     log: Callable[[str], None],
+    client_options: dict[str, Any],
+    peer_options: dict[str, Any],
+    startup: list[StartUp],
 ) -> list[BenchResult]:
     from ..client import Client
 
     n = len(values)
     topic = f"kafkawire-bench-{uuid.uuid4().hex[:12]}"
+    sink = f"{topic}-produce"
     out: list[BenchResult] = []
+    compression = None if codec == "none" else codec
+    options = {"client_id": "kafkawire-bench", **client_options}
 
-    def add(contender: str, seconds: float) -> None:
-        r = BenchResult("consume", contender, n, int(round(n * bytes_per_record)), seconds)
+    def add(case: str, contender: str, seconds: float) -> None:
+        r = BenchResult(case, contender, n, int(round(n * bytes_per_record)), seconds)
         out.append(r)
-        log(f" consume {contender:<20} {r.records_per_s / 1e6:8.3f} M records/s")
+        log(f"{case:>8} {contender:<20} {r.records_per_s / 1e6:8.3f} M records/s")
 
-    with Client(bootstrap, client_id="kafkawire-bench", retry_timeout_ms=30_000) as client:
-        client.create_topics([topic], num_partitions=partitions)
+    def first(case: str, contender: str, seconds: float) -> None:
+        startup.append(StartUp(case, contender, seconds))
+        log(f"{case:>8} {contender:<20} start-up {seconds * 1e3:8.1f} ms")
+
+    try:
+        import confluent_kafka
+    except ImportError:
+        confluent_kafka = None
+
+    with Client(bootstrap, retry_timeout_ms=30_000, **options) as client:
+        client.create_topics([topic, sink], num_partitions=partitions)
         try:
-            client.produce(topic, values, keys, compression=None if codec == "none" else codec)
+            # produce ------------------------------------------------------------------------------
+            def kafkawire_produce(first_only: bool = False) -> int:
+                # A new client each run, like the confluent-kafka producer.
+                with Client(bootstrap, **options) as writer:
+                    if first_only:
+                        writer.produce(sink, [b"x"], acks=-1)
+                        return 1
+                    writer.produce(sink, values, keys, compression=compression, acks=-1)
+                    return n
+
+            add("produce", "kafkawire", _median_seconds(kafkawire_produce, repeat, n))
+            first("produce", "kafkawire", _median(lambda: _timed(lambda: kafkawire_produce(True)), repeat))
+            if confluent_kafka is not None:
+                key_list, value_list = keys.to_pylist(), values.to_pylist()
+                add("produce", "confluent-kafka", _median_seconds(
+                    lambda: _confluent_produce(confluent_kafka, bootstrap, sink, key_list, value_list, codec,
+                                               peer_options), repeat, n))
+                first("produce", "confluent-kafka", _median(lambda: _timed(lambda: _confluent_produce(
+                    confluent_kafka, bootstrap, sink, key_list[:1], value_list[:1], codec, peer_options)), repeat))
+
+            # consume ------------------------------------------------------------------------------
+            client.produce(topic, values, keys, compression=compression)
             ends = {p: lo.offset for p, lo in client.list_offsets(topic).items()}
             if sum(ends.values()) != n:
                 raise RuntimeError(f"produced {n} records but the topic holds {sum(ends.values())}")
 
-            def kafkawire_consume() -> int:
+            def kafkawire_consume(first_only: bool = False) -> int:
                 # A new client each run, like the confluent-kafka consumer: connecting and the first
                 # metadata request are part of an end-to-end read.
-                with Client(bootstrap, client_id="kafkawire-bench") as reader:
+                with Client(bootstrap, **options) as reader:
                     pos = {(topic, p): 0 for p in ends}
                     got = 0
                     while pos:
@@ -306,25 +379,83 @@ def _bench_consume(
                             pos[tp] = r.next_offset
                             if pos[tp] >= ends[tp[1]]:
                                 del pos[tp]
+                        if first_only and got:
+                            return got
                     return got
 
-            add("kafkawire", _median_seconds(kafkawire_consume, repeat, n))
-            try:
-                import confluent_kafka
-            except ImportError:
-                confluent_kafka = None
+            add("consume", "kafkawire", _median_seconds(kafkawire_consume, repeat, n))
+            first("consume", "kafkawire", _median(lambda: _timed(lambda: kafkawire_consume(True)), repeat))
             if confluent_kafka is not None:
-                add("confluent-kafka", _median_seconds(
-                    lambda: _confluent_consume(confluent_kafka, bootstrap, topic, list(ends), n), repeat, n))
+                add("consume", "confluent-kafka", _median_seconds(
+                    lambda: _confluent_consume(confluent_kafka, bootstrap, topic, list(ends), n, peer_options),
+                    repeat, n))
+                first("consume", "confluent-kafka", _median(lambda: _timed(lambda: _confluent_consume(
+                    confluent_kafka, bootstrap, topic, list(ends), 1, peer_options)), repeat))
         finally:
-            client.delete_topics([topic], missing_ok=True)
+            client.delete_topics([topic, sink], missing_ok=True)
     return out
 
 
-def _confluent_consume(ck: Any, bootstrap: str, topic: str, partitions: list[int], n: int) -> int:
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def peer_security(props: dict[str, str]) -> dict[str, Any]:
+    """librdkafka settings for the Java client properties of the command line: the names librdkafka shares
+    are passed on; a JAAS PLAIN/SCRAM login becomes ``sasl.username``/``sasl.password``, a PEM truststore
+    ``ssl.ca.location``. A JKS or PKCS12 store has no librdkafka equivalent here: an error names it."""
+    from ..client.config import parse_jaas_config
+    from ._common import CliError
+
+    out: dict[str, Any] = {}
+    for key in ("security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
+                "ssl.ca.location", "ssl.endpoint.identification.algorithm"):
+        if key in props:
+            out[key] = props[key]
+    if "sasl.jaas.config" in props:
+        jaas = parse_jaas_config(props["sasl.jaas.config"])
+        out.setdefault("sasl.username", jaas.options.get("username", ""))
+        out.setdefault("sasl.password", jaas.options.get("password", ""))
+    if "ssl.truststore.location" in props:
+        if props.get("ssl.truststore.type", "JKS").upper() != "PEM":
+            raise CliError("bench: confluent-kafka needs a PEM CA file (--ca-file or ssl.truststore.type=PEM)")
+        out["ssl.ca.location"] = props["ssl.truststore.location"]
+    return out
+
+
+def _confluent_produce(ck: Any, bootstrap: str, topic: str, keys: list[Any], values: list[Any], codec: str,
+                       security: dict[str, Any]) -> int:
+    """librdkafka's producer as its users drive it: produce() per record, poll() to serve callbacks, flush()."""
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                            "compression.type": codec, **security})
+    errors: list[Any] = []
+
+    def done(err: Any, msg: Any) -> None:
+        if err is not None:
+            errors.append(err)
+
+    for i, (k, v) in enumerate(zip(keys, values)):
+        while True:
+            try:
+                producer.produce(topic, value=v, key=k, on_delivery=done)
+                break
+            except BufferError:  # its queue is full: serve deliveries, then retry
+                producer.poll(0.05)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    if producer.flush(120) or errors:
+        raise RuntimeError(f"confluent-kafka produce failed: {errors[:3]}")
+    return len(values)
+
+
+def _confluent_consume(ck: Any, bootstrap: str, topic: str, partitions: list[int], n: int,
+                       security: dict[str, Any] | None = None) -> int:
     """librdkafka's batch API, touching each message's value (what a consumer loop does)."""
     consumer = ck.Consumer(
         {
+            **(security or {}),
             "bootstrap.servers": bootstrap,
             "group.id": f"kafkawire-bench-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
@@ -340,7 +471,7 @@ def _confluent_consume(ck: Any, bootstrap: str, topic: str, partitions: list[int
         got = 0
         deadline = time.monotonic() + 120
         while got < n and time.monotonic() < deadline:
-            for m in consumer.consume(num_messages=10_000, timeout=1.0):
+            for m in consumer.consume(num_messages=min(n, 10_000), timeout=1.0):
                 if m.error() is None:
                     m.value()
                     got += 1
@@ -366,6 +497,23 @@ def format_table(results: list[BenchResult]) -> str:
                 f"| {case} | {r.contender} | {r.records} | {r.seconds * 1e3:.1f} ms | "
                 f"{r.records_per_s / 1e6:.3f} M | {r.mb_per_s:.1f} | {base.records_per_s / r.records_per_s:.2f}x |"
             )
+    return "\n".join(lines)
+
+
+def format_startup(results: list[BenchResult], startup: list[StartUp]) -> str:
+    """The broker cases' start-up (time to the first record or acknowledgement with a new client) and each
+    contender's rate once started, so a short run's ratio can be read for what it is."""
+    lines = [
+        "start-up: a new client's time to its first record (consume) or acknowledgement (produce); the broker",
+        "cases include it, so in short runs it dominates their figures and ratios:",
+    ]
+    for s in startup:
+        r = next((x for x in results if x.case == s.case and x.contender == s.contender), None)
+        if r is None:
+            continue
+        after = r.seconds - s.seconds
+        rate = f"{r.records / after / 1e6:.3f} M records/s after it" if after > 0 else "all of the run"
+        lines.append(f"  {s.case} {s.contender}: {s.seconds * 1e3:.1f} ms of {r.seconds * 1e3:.1f} ms ({rate})")
     return "\n".join(lines)
 
 
@@ -412,8 +560,13 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("records", "record_size", "batch_size", "partitions", "repeat", "slow_records"):
         if getattr(args, opt) < 1:
             raise CliError(f"--{opt.replace('_', '-')} must be >= 1")
+    from ._common import client_properties, client_settings
+
     broker = None
     bootstrap = args.bootstrap
+    client_options, _ = client_settings(args)
+    peer_options = peer_security(client_properties(args))
+    startup: list[StartUp] = []
     try:
         if args.with_broker:
             from ..testing import BrokerStartError, start_broker
@@ -439,6 +592,9 @@ def run(args: argparse.Namespace) -> int:
             slow_records=args.slow_records,
             bootstrap=bootstrap,
             log=lambda s: print(s, file=sys.stderr, flush=True),
+            client_options=client_options,
+            peer_options=peer_options,
+            startup=startup,
         )
     finally:
         if broker is not None:
@@ -446,6 +602,8 @@ def run(args: argparse.Namespace) -> int:
     print(title)
     print(f"{TIMING_NOTE} (--repeat {args.repeat})")
     print(format_table(results))
+    if startup:
+        print(format_startup(results, startup))
     if not args.no_chart:
         if write_chart(results, args.output, title):
             print(f"chart: {args.output}")

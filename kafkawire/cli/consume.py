@@ -5,9 +5,14 @@ Reading uses :meth:`kafkawire.client.Client.fetch_many`: every fetch is decoded 
 (the columns go to Arrow without copying). By default the command reads up to the end offsets it saw when
 it started and exits; ``--follow`` keeps reading new records until Ctrl-C or SIGTERM.
 
-With ``--group`` the position after each written chunk is committed for that consumer group (a commit
-outside group membership, like a consumer with manual assignment), and ``--from`` defaults to the
-group's committed offsets.
+With ``--group`` (or ``-X group.id``) the command joins that consumer group, like ``kafka-console-consumer
+--group``: members share the topic's partitions, each starts at the group's committed offsets (``--from
+earliest``/``latest`` where there are none) and commits exactly the records it has written after each batch,
+so an interrupted run (Ctrl-C, SIGTERM) committed what it output and a restart reads on from there. With
+``--partition`` too, it reads those partitions by offset and commits for the group without joining.
+
+``--format json`` and ``parquet`` have Spark's Kafka source columns: ``key, value, topic, partition, offset,
+timestamp, timestampType, headers`` (headers null when a record has none).
 """
 
 from __future__ import annotations
@@ -46,7 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partition", "-p", type=int, action="append", help="read only this partition (repeatable)")
     parser.add_argument("--max-records", "-n", type=int, help="stop after this many records")
     parser.add_argument("--follow", "-F", action="store_true", help="keep reading new records until interrupted")
-    parser.add_argument("--group", "-g", help="commit the position for this consumer group as records are written")
+    parser.add_argument(
+        "--group", "-g",
+        help="join this consumer group (its members share the topic's partitions, as kafka-console-consumer "
+        "--group) and commit exactly what was written after each batch, Ctrl-C included; with --partition, "
+        "commit for it without joining (default: -X group.id)",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="do not print the summary on stderr")
     parser.add_argument(
         "--format",
         "-f",
@@ -108,33 +119,44 @@ def _text_encoder(kind: str) -> Callable[[bytes | None], str | None]:
     return lambda b: None if b is None else b.decode("utf-8", "replace")
 
 
+#: The columns of ``--format json`` and ``parquet``, named and ordered as Spark's Kafka source has them.
+COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers")
+
+
 class _JsonWriter:
-    """One JSON object per record: topic, partition, offset, timestamp (ms), key, value, headers."""
+    """One JSON object per record with Spark's columns (:data:`COLUMNS`): ``timestamp`` in ms since the
+    epoch, ``headers`` a list of ``{"key", "value"}`` objects or null when the record has none (as Spark)."""
 
     def __init__(self, out: IO[bytes], binary: str) -> None:
         self.out, self.enc = out, _text_encoder(binary)
 
-    def write(self, topic: str, partition: int, cols: Any, count: int) -> None:
+    def write(self, topic: str, partition: int, cols: Any, count: int, value: list[Any] | None = None,
+              default: Callable[[Any], Any] | None = None) -> None:
+        """``value``: decoded values (``--value-format``) written as JSON instead of the bytes, with
+        ``default`` for what JSON lacks."""
         enc = self.enc
         offsets = cols.offset[:count].tolist()
         stamps = cols.timestamp[:count].tolist()
+        kinds = cols.timestamp_type[:count].tolist()
         keys = cols.key.to_pylist()[:count]
-        values = cols.value.to_pylist()[:count]
+        values = value if value is not None else [enc(v) for v in cols.value.to_pylist()[:count]]
         hoffs = cols.header_offsets.tolist()
         hkeys = [(k or b"").decode("utf-8", "replace") for k in cols.header_key.to_pylist()]
         hvals = cols.header_value.to_pylist()
         lines = []
         for i in range(count):
+            lo, hi = hoffs[i], hoffs[i + 1]
             doc = {
+                "key": enc(keys[i]),
+                "value": values[i],
                 "topic": topic,
                 "partition": partition,
                 "offset": offsets[i],
                 "timestamp": stamps[i],
-                "key": enc(keys[i]),
-                "value": enc(values[i]),
-                "headers": [[hkeys[j], enc(hvals[j])] for j in range(hoffs[i], hoffs[i + 1])],
+                "timestampType": kinds[i],
+                "headers": [{"key": hkeys[j], "value": enc(hvals[j])} for j in range(lo, hi)] if hi > lo else None,
             }
-            lines.append(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+            lines.append(json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=default))
         self.out.write(("\n".join(lines) + "\n").encode("utf-8"))
         self.out.flush()
 
@@ -143,7 +165,8 @@ class _JsonWriter:
 
 
 class _ParquetWriter:
-    """Arrow record batches (``RecordColumns.to_arrow()`` plus a ``partition`` column) into one file."""
+    """Arrow record batches with Spark's columns (:data:`COLUMNS`; ``RecordColumns.to_arrow()`` shares the
+    decoded buffers, topic and partition are added) into one file."""
 
     def __init__(self, path: str) -> None:
         try:
@@ -154,22 +177,34 @@ class _ParquetWriter:
         self.pa, self.pq, self.path = pa, pq, path
         self.writer: Any = None
 
-    def write(self, topic: str, partition: int, cols: Any, count: int) -> None:
+    def _batch(self, topic: str, partition: int, cols: Any, count: int, value: Any = None) -> Any:
         pa = self.pa
         batch = cols.to_arrow().slice(0, count)
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array([partition] * count, pa.int32()), *batch.columns], names=["partition", *batch.schema.names]
-        )
+        arrays = [
+            batch.column("key"),
+            batch.column("value") if value is None else value,  # decoded values (--value-format): a struct
+            pa.array([topic] * count, pa.string()),
+            pa.array([partition] * count, pa.int32()),
+            batch.column("offset"),
+            batch.column("timestamp"),
+            batch.column("timestamp_type").cast(pa.int32()),  # Spark's timestampType is an int
+            batch.column("headers"),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, names=list(COLUMNS))
+
+    def write(self, topic: str, partition: int, cols: Any, count: int, value: Any = None) -> None:
+        batch = self._batch(topic, partition, cols, count, value)
         if self.writer is None:
             self.writer = self.pq.ParquetWriter(self.path, batch.schema)
         self.writer.write_batch(batch)
 
-    def close(self) -> None:
+    def close(self, value_type: Any = None) -> None:
+        """``value_type``: the Arrow type of decoded values, for the schema of a file without records."""
         if self.writer is None:  # no record at all: still leave a valid (empty) file behind
             from ..columns import RecordColumns
 
-            empty = RecordColumns.empty().to_arrow()
-            schema = self.pa.schema([self.pa.field("partition", self.pa.int32()), *empty.schema])
+            empty = None if value_type is None else self.pa.array([], value_type)
+            schema = self._batch("", 0, RecordColumns.empty(), 0, empty).schema
             self.writer = self.pq.ParquetWriter(self.path, schema)
         self.writer.close()
 
@@ -264,84 +299,172 @@ def _stop_signals() -> Iterator[_StopSignals]:
             signal.signal(sig, handler)
 
 
+class _Run:
+    """What one consume run did: records written, and the position committed per partition (``--group``)."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.committed: dict[int, int] = {}
+        self.commit_error: str | None = None
+
+
+def _read_assigned(args: argparse.Namespace, client: Any, writer: Any, stops: _StopSignals, bar: Any,
+                   partitions: list[int], start: tuple[str, int], group: str | None, done: _Run) -> None:
+    """Read ``partitions`` by offset (no group membership); with ``group`` (``--partition`` given), commit
+    exactly what was written after each batch, as a consumer with manual assignment does."""
+    topic = args.topic
+    positions = _start_offsets(client, topic, partitions, start, group)
+    ends: dict[int, int] | None = None
+    if not args.follow:
+        latest = client.list_offsets(topic, partitions, timestamp="latest")
+        ends = {p: latest[p].offset for p in partitions}
+    if bar is not None and ends is not None:
+        total = sum(max(0, ends[p] - positions[p]) for p in partitions)
+        bar.total = total if args.max_records is None else min(total, args.max_records)
+    limit = args.max_records
+    # The one bounded range reader: every partition up to the end offsets seen at start (open-ended
+    # with --follow), fetched together; gaps, control records and idle backoff are handled there.
+    # Records the log no longer has (retention) are skipped, as a consumer with auto.offset.reset does.
+    reader = read_ranges(
+        client,
+        {(topic, p): (positions[p], None if ends is None else ends[p]) for p in partitions},
+        deadline=Deadline(None),  # ended by the end offsets, --max-records or a signal
+        max_bytes=args.fetch_max_bytes,
+        max_wait_ms=args.max_wait_ms,
+        isolation=args.role_settings.get("isolation", "read_uncommitted"),
+        on_loss=_skip_lost,
+    )
+    try:
+        for piece in reader if limit is None or limit > 0 else ():
+            # A slice starts at row 0: the decoder drops records below the fetch offset.
+            count = len(piece) if limit is None else min(len(piece), limit - done.written)
+            with stops.held():  # a stop signal waits until the batch is written, counted and committed
+                writer.write(topic, piece.partition, piece.columns, count)
+                done.written += count
+                if group:
+                    position = piece.next_offset if count == len(piece) else int(piece.offsets[count - 1]) + 1
+                    client.commit_offsets(group, {(topic, piece.partition): position})
+                    done.committed[piece.partition] = position
+            if bar is not None:
+                bar.update(count)
+            if limit is not None and done.written >= limit:
+                break
+    finally:
+        reader.close()
+
+
+def _read_group(args: argparse.Namespace, client: Any, writer: Any, stops: _StopSignals, bar: Any,
+                available: list[int], start: tuple[str, int], done: _Run) -> None:
+    """Join ``--group`` (subscribe, as ``kafka-console-consumer --group``): the group's members share the
+    topic's partitions, each starts at the group's committed offsets (``--from earliest``/``latest`` where
+    there are none), and after each batch exactly the written records are committed."""
+    from ..client import Consumer
+
+    topic = args.topic
+    role = dict(args.role_settings)
+    role.pop("group_id", None)
+    if start[0] in ("earliest", "latest"):
+        role["auto_offset_reset"] = start[0]
+    role.setdefault("auto_offset_reset", "earliest")
+    role.setdefault("max_wait_ms", args.max_wait_ms)
+    role.setdefault("max_bytes", args.fetch_max_bytes)
+    ends: dict[int, int] | None = None
+    if not args.follow:
+        latest = client.list_offsets(topic, available, timestamp="latest")
+        ends = {p: latest[p].offset for p in available}
+    limit = args.max_records
+    consumer = Consumer(client=client, group_id=args.group, enable_auto_commit=False, **role)
+    try:
+        consumer.subscribe([topic])
+        while limit is None or done.written < limit:
+            batches = consumer.poll(timeout_ms=max(args.max_wait_ms, 200))
+            for tp, cols in sorted(batches.items()):
+                partition = tp[1]
+                offsets = cols.offset
+                count = len(offsets)
+                if ends is not None:  # stop at the end offsets seen at start, as without --group
+                    count = int((offsets < ends[partition]).sum())
+                if limit is not None:
+                    count = min(count, limit - done.written)
+                if count <= 0:
+                    continue
+                with stops.held():  # a stop signal waits until the batch is written, counted and committed
+                    writer.write(topic, partition, cols, count)
+                    done.written += count
+                    position = int(offsets[count - 1]) + 1
+                    try:
+                        consumer.commit({(topic, partition): position})
+                        done.committed[partition] = position
+                    except KafkaWireError as e:  # e.g. the partition was revoked by a rebalance meanwhile
+                        done.commit_error = f"{type(e).__name__}: {e}"
+                if bar is not None:
+                    bar.update(count)
+            if ends is not None and _at_end(consumer, ends):
+                break
+    finally:
+        consumer.close()
+
+
+def _at_end(consumer: Any, ends: dict[int, int]) -> bool:
+    """Every partition this member holds is read up to the end offsets seen at start."""
+    assigned = consumer.assignment()
+    if not assigned:  # joined, and the group gave this member nothing (more members than partitions)
+        return bool(consumer.generation >= 0)
+    return all(consumer.position(tp) >= ends[tp[1]] for tp in assigned)
+
+
 def run(args: argparse.Namespace) -> int:
     """Consume ``args.topic`` as the options say; print a one-line summary on stderr."""
     if args.max_records is not None and args.max_records < 0:
         raise CliError("--max-records must be >= 0")
     if args.format == "parquet" and args.output == "-":
         raise CliError("--format parquet needs --output FILE")
-    # Checked before connecting, so a typo is reported at once.
-    start = parse_start(args.start) if args.start else (("committed", 0) if args.group else ("earliest", 0))
-    if start[0] == "committed" and not args.group:
-        raise CliError("--from committed needs --group")
     out: IO[bytes] | None = None
     writer: Any
-    if args.format == "parquet":
-        writer = _ParquetWriter(args.output)
-    else:
-        try:
-            out = sys.stdout.buffer if args.output == "-" else open(args.output, "wb")
-        except OSError as e:
-            raise CliError(f"cannot write {args.output}: {e.strerror}") from None
-        if args.format == "json":
-            writer = _JsonWriter(out, args.binary)
-        else:
-            writer = _ValuesWriter(out, args.print_key, args.separator.encode("utf-8"))
-    writer = wrap_writer(writer, args, out)  # decodes registry-framed values first (--value-format)
-
     topic = args.topic
-    written = 0
+    done = _Run()
     bar = None
+    group: str | None = None
     try:
-        with make_client(args) as client, _stop_signals() as stops:
+        with make_client(args, "consumer") as client, _stop_signals() as stops:
+            # -X group.id (the Java name) is --group.
+            group = args.group or args.role_settings.get("group_id")
+            args.group = group
+            # Checked before reading, so a typo is reported at once.
+            start = parse_start(args.start) if args.start else (("committed", 0) if group else ("earliest", 0))
+            if start[0] == "committed" and not group:
+                raise CliError("--from committed needs --group")
+            joins = group is not None and not args.partition
+            if joins and start[0] in ("offset", "time"):
+                raise CliError("--from OFFSET or TIME with --group: the group's members start at its committed "
+                               "offsets; move them first (kafkawire groups reset-offsets), or name --partition")
+            if args.format == "parquet":
+                writer = _ParquetWriter(args.output)
+            else:
+                try:
+                    out = sys.stdout.buffer if args.output == "-" else open(args.output, "wb")
+                except OSError as e:
+                    raise CliError(f"cannot write {args.output}: {e.strerror}") from None
+                if args.format == "json":
+                    writer = _JsonWriter(out, args.binary)
+                else:
+                    writer = _ValuesWriter(out, args.print_key, args.separator.encode("utf-8"))
+            writer = wrap_writer(writer, args, out)  # decodes registry-framed values first (--value-format)
             available = partitions_of(client, topic)
             partitions = sorted(set(args.partition)) if args.partition else available
             missing = [p for p in partitions if p not in available]
             if missing:
                 raise CliError(f"topic {topic!r} has no partition {missing[0]} (partitions: {available})")
-            positions = _start_offsets(client, topic, partitions, start, args.group)
-            ends: dict[int, int] | None = None
-            if not args.follow:
-                latest = client.list_offsets(topic, partitions, timestamp="latest")
-                ends = {p: latest[p].offset for p in partitions}
-            total = None
-            if ends is not None:
-                total = sum(max(0, ends[p] - positions[p]) for p in partitions)
-                if args.max_records is not None:
-                    total = min(total, args.max_records)
-            bar = _progress_bar(args.progress, total)
-            limit = args.max_records
-            # The one bounded range reader: every partition up to the end offsets seen at start (open-ended
-            # with --follow), fetched together; gaps, control records and idle backoff are handled there.
-            # Records the log no longer has (retention) are skipped, as a consumer with auto.offset.reset does.
-            reader = read_ranges(
-                client,
-                {(topic, p): (positions[p], None if ends is None else ends[p]) for p in partitions},
-                deadline=Deadline(None),  # ended by the end offsets, --max-records or a signal
-                max_bytes=args.fetch_max_bytes,
-                max_wait_ms=args.max_wait_ms,
-                on_loss=_skip_lost,
-            )
+            bar = _progress_bar(args.progress, None)
             try:
-                for piece in reader if limit is None or limit > 0 else ():
-                    # A slice starts at row 0: the decoder drops records below the fetch offset.
-                    count = len(piece) if limit is None else min(len(piece), limit - written)
-                    with stops.held():  # a stop signal waits until the batch is counted
-                        writer.write(topic, piece.partition, piece.columns, count)
-                        written += count
-                    if bar is not None:
-                        bar.update(count)
-                    if args.group:
-                        done = count == len(piece)
-                        position = piece.next_offset if done else int(piece.offsets[count - 1]) + 1
-                        client.commit_offsets(args.group, {(topic, piece.partition): position})
-                    if limit is not None and written >= limit:
-                        break
+                if joins:
+                    _read_group(args, client, writer, stops, bar, available, start, done)
+                else:
+                    _read_assigned(args, client, writer, stops, bar, partitions, start, group, done)
             except KeyboardInterrupt:
                 if not args.follow:
+                    _summary(args, done, interrupted=True)
                     raise
-            finally:
-                reader.close()
     except BrokenPipeError:
         # `kafkawire consume ... | head`: the reader went away; not an error worth a traceback.
         with contextlib.suppress(Exception):
@@ -354,12 +477,26 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-        try:
-            writer.close()
-        except OSError as e:
-            raise CliError(f"cannot write {args.output}: {e}") from None
+        with contextlib.suppress(NameError):  # not made when the arguments were rejected
+            try:
+                writer.close()
+            except OSError as e:
+                raise CliError(f"cannot write {args.output}: {e}") from None
         if out is not None and out is not sys.stdout.buffer:
             out.close()
-    print(f"consumed {written} record{'s' if written != 1 else ''} from {topic}", file=sys.stderr)
+    _summary(args, done, interrupted=False)
     return 0
 
+
+def _summary(args: argparse.Namespace, done: _Run, *, interrupted: bool) -> None:
+    """``consumed N records from T`` (and what was committed for the group) on stderr, unless ``-q``."""
+    if args.quiet:
+        return
+    n = done.written
+    text = f"consumed {n} record{'s' if n != 1 else ''} from {args.topic}"
+    if args.group:
+        spots = ", ".join(f"{p}:{o}" for p, o in sorted(done.committed.items())) or "nothing"
+        text += f"; committed for group {args.group} the position after each written record (partition:offset {spots})"
+        if done.commit_error:
+            text += f"; a commit failed ({done.commit_error}): another member may read those records again"
+    print(text + (" (interrupted)" if interrupted else ""), file=sys.stderr)

@@ -29,7 +29,7 @@ _COMMANDS = (
     ("cluster", "cluster", "partitions and leader election, reassignments, log dirs, feature levels"),
     ("quotas", "quotas", "describe or alter client quotas of users, client ids and IPs"),
     ("users", "users", "describe, set or delete users' SCRAM credentials"),
-    ("broker", "broker", "run an embedded development broker (noida-db or Tansu) on loopback until Ctrl-C"),
+    ("broker", "broker", "run an embedded broker on loopback until Ctrl-C: noida-db, Tansu or Apache Kafka (--kind)"),
     ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),
 )
 

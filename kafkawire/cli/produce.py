@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--key-separator", metavar="SEP", help="lines: split each line at the first SEP into key and value"
     )
     parser.add_argument("--key", help="the same key for every record")
-    parser.add_argument("--compression", "-z", choices=COMPRESSIONS, default="none")
+    parser.add_argument("--compression", "-z", choices=COMPRESSIONS, default=None,
+                        help="default: -X compression.type, else none")
     parser.add_argument("--partition", "-p", type=int, help="write every record to this partition")
     parser.add_argument(
         "--headers",
@@ -50,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE[,...]",
         help="headers added to every record (repeatable)",
     )
-    parser.add_argument("--acks", type=int, choices=(-1, 0, 1), default=-1, help="default: -1 (all, idempotent)")
+    parser.add_argument("--acks", type=int, choices=(-1, 0, 1), default=None,
+                        help="default: -X acks, else -1 (all, idempotent)")
     parser.add_argument("--chunk-records", type=int, default=10_000, help="records per produce call")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the summary on stderr")
 
@@ -119,11 +121,19 @@ def run(args: argparse.Namespace) -> int:
     if args.chunk_records < 1:
         raise CliError("--chunk-records must be >= 1")
     header_pairs = [(k, v.encode("utf-8")) for k, v in parse_pairs(args.headers, "header")]
-    compression = None if args.compression == "none" else args.compression
     stream = _open_input(args.input)
     total = 0
     per_partition: dict[int, list[int]] = {}  # partition -> [first offset, last offset, count]
-    with make_client(args) as client:
+    with make_client(args, "producer") as client:
+        # The Java producer's properties (-X, --command-config) through kafkawire's one mapping; the flags
+        # win. linger.ms, batch.size and delivery.timeout.ms need no action: the command sends each chunk
+        # of --chunk-records as soon as it is read, bounded by --timeout.
+        role = args.role_settings
+        if role.get("transactional_id"):
+            raise CliError("transactional.id: `kafkawire produce` does not write transactions")
+        acks = args.acks if args.acks is not None else role.get("acks", -1)
+        compression = args.compression if args.compression is not None else role.get("compression")
+        compression = None if compression == "none" else compression
         # A missing topic (or partition) is reported at once, as consume and offsets do, instead of after
         # the client's retries of UNKNOWN_TOPIC_OR_PARTITION have run out --timeout.
         available = partitions_of(client, args.topic)
@@ -143,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
                 keys if uses_keys else None,
                 partition=args.partition,
                 headers=[header_pairs] * len(values) if header_pairs else None,
-                acks=args.acks,
+                acks=acks,
                 compression=compression,
             )
             for p, off in zip(result.partition.tolist(), result.offset.tolist()):

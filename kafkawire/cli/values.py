@@ -80,46 +80,25 @@ class _DecodingWriter:
 
     def write(self, topic: str, partition: int, cols: Any, count: int) -> None:
         decoded = self._decode(partition, cols, count)
-        if self.fmt == "parquet":
-            import pyarrow as pa
-
-            inner = self.inner
-            batch = cols.to_arrow().slice(0, count)
-            arrays = [decoded if name == "value" else batch.column(name) for name in batch.schema.names]
-            batch = pa.RecordBatch.from_arrays([pa.array([partition] * count, pa.int32()), *arrays],
-                                               names=["partition", *batch.schema.names])
-            if inner.writer is None:
-                inner.writer = inner.pq.ParquetWriter(inner.path, batch.schema)
-            inner.writer.write_batch(batch)
+        if self.fmt == "parquet":  # the same columns as without --value-format, the value a struct
+            self.inner.write(topic, partition, cols, count, value=decoded)
+            return
+        if self.fmt == "json":
+            self.inner.write(topic, partition, cols, count, value=decoded.to_pylist(), default=self.default)
             return
         assert self.out is not None
-        rows = decoded.to_pylist()
-        if self.fmt == "values":
-            lines = [json.dumps(r, default=self.default, ensure_ascii=False) for r in rows]
-        else:
-            offsets = cols.offset[:count].tolist()
-            stamps = cols.timestamp[:count].tolist()
-            keys = cols.key.to_pylist()[:count]
-            lines = [json.dumps({"topic": topic, "partition": partition, "offset": offsets[i], "timestamp": stamps[i],
-                                 "key": None if keys[i] is None else self.default(keys[i]), "value": rows[i]},
-                                default=self.default, ensure_ascii=False, separators=(",", ":"))
-                     for i in range(count)]
+        lines = [json.dumps(r, default=self.default, ensure_ascii=False) for r in decoded.to_pylist()]
         self.out.write(("\n".join(lines) + "\n").encode("utf-8"))
         self.out.flush()
 
     def close(self) -> None:
-        if self.fmt == "parquet" and self.inner.writer is None:
+        if self.fmt == "parquet":
             # nothing consumed: an empty file with the decoded schema
-            import pyarrow as pa
-
-            from ..columns import RecordColumns
             from ..serde.avro_arrow import arrow_type
             from ..serde.avro_plan import build_columns
             from ..serde.avro_schema import parse
 
             cols, root = build_columns(parse(self.reader))
-            empty = RecordColumns.empty().to_arrow().schema
-            fields = [pa.field("partition", pa.int32())] + [
-                pa.field("value", arrow_type(cols, root)) if f.name == "value" else f for f in empty]
-            self.inner.writer = self.inner.pq.ParquetWriter(self.inner.path, pa.schema(fields))
+            self.inner.close(value_type=arrow_type(cols, root))
+            return
         self.inner.close()

@@ -9,9 +9,22 @@ uses an error class we prefix the message with ``[ERROR_CLASS]`` as Spark does.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+
 from ..errors import KafkaWireError
 
-__all__ = ["InvalidOptionError", "KafkaDataLossError", "KafkaSparkError", "WriteSchemaError", "tp_str"]
+__all__ = [
+    "InvalidOptionError",
+    "KafkaDataLossError",
+    "KafkaSparkError",
+    "KafkaUnavailableError",
+    "WriteSchemaError",
+    "driver_errors",
+    "tp_str",
+    "user_errors",
+]
 
 
 class KafkaSparkError(KafkaWireError):
@@ -48,3 +61,53 @@ class KafkaDataLossError(KafkaSparkError):
 def tp_str(topic: str, partition: int) -> str:
     """A topic-partition as Kafka's ``TopicPartition.toString`` spells it (``topic-3``)."""
     return f"{topic}-{partition}"
+
+
+class KafkaUnavailableError(KafkaSparkError):
+    """A driver-side call (topics, offsets) could not reach Kafka within ``kafka.default.api.timeout.ms``;
+    the message starts with the cause (``Connection refused``, a TLS failure, ...)."""
+
+
+@contextlib.contextmanager
+def driver_errors(what: str, api_timeout_ms: int) -> Iterator[None]:
+    """Driver-side planning (``partitions()``, offsets): a client timeout or connection error becomes a
+    :class:`KafkaUnavailableError` whose first words are the cause, and Spark shows it without a traceback.
+
+    Spark prints a data source's error as ``[PYTHON_DATA_SOURCE_ERROR] Failed to ...: `` followed by the
+    Python traceback, the cause being its last line. A planner worker exits after reporting an error
+    (``pyspark.sql.worker.utils.worker_run``), so setting ``SPARK_HIDE_TRACEBACK`` there (what
+    ``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` sets) affects only this report: it puts
+    ``KafkaUnavailableError: <cause>`` right after Spark's prefix, on the first line.
+    """
+    from ..client.errors import KafkaConnectionError, KafkaTimeoutError
+
+    try:
+        yield
+    except (KafkaTimeoutError, KafkaConnectionError) as e:
+        last = getattr(e, "last_error", None) or e.__cause__ or e
+        cause = str(last).strip() or type(last).__name__
+        _hide_traceback()
+        raise KafkaUnavailableError(
+            f"{cause} (Kafka did not answer {what} within kafka.default.api.timeout.ms = {api_timeout_ms} ms)"
+        ) from e
+    except KafkaSparkError:
+        _hide_traceback()
+        raise
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Around the creation of readers and writers on the driver: kafkawire's own errors (a bad option, a
+    misspelt one) reach the user as Spark's prefix and the message, without a Python traceback before it
+    (see :func:`driver_errors`)."""
+    try:
+        yield
+    except KafkaSparkError:
+        _hide_traceback()
+        raise
+
+
+def _hide_traceback() -> None:
+    # Only inside a Python worker Spark started (never in a user's own process).
+    if "PYTHON_WORKER_FACTORY_SECRET" in os.environ:
+        os.environ["SPARK_HIDE_TRACEBACK"] = "1"

@@ -20,7 +20,7 @@ from ..columns import RecordColumns
 from .errors import InvalidOptionError, KafkaDataLossError, tp_str
 from .options import SourceOptions, TopicPartition
 
-__all__ = ["KafkaAccess", "client_kwargs"]
+__all__ = ["KafkaAccess", "check_kafka_params", "client_kwargs"]
 
 log = logging.getLogger("kafkawire.spark")
 
@@ -28,11 +28,40 @@ log = logging.getLogger("kafkawire.spark")
 _FETCH_PARAMS = ("max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "isolation.level")
 #: ``kafka.<name>`` options that tune produce requests (``transaction.timeout.ms``: exactlyOnce writes,
 #: read by ``source._write``).
-_PRODUCE_PARAMS = ("acks", "compression.type", "transaction.timeout.ms")
+_PRODUCE_PARAMS = ("acks", "compression.type", "transaction.timeout.ms", "delivery.timeout.ms")
 _IGNORED = ("bootstrap.servers", "group.id", "key.serializer", "value.serializer")
 
 #: Default bytes asked for per fetch of one partition (the broker may send more; the client guards).
 DEFAULT_FETCH_BYTES = 8 * 1024 * 1024
+
+
+#: ``kafka.<name>`` options the source and sink read themselves (no "unused" warning for them).
+_SOURCE_HANDLED = (*_FETCH_PARAMS, *_PRODUCE_PARAMS, *_IGNORED, "default.api.timeout.ms")
+
+
+def _config_error(e: Any) -> InvalidOptionError:
+    if e.value is not None:  # Kafka's ConfigException wording for a malformed value
+        return InvalidOptionError(f"Invalid value {e.value} for configuration {e.property}: {e.reason}")
+    return InvalidOptionError(f"Invalid option 'kafka.{e.property}': {e.reason}")
+
+
+def check_kafka_params(kafka_params: Mapping[str, str], role: str) -> None:
+    """Judge the ``kafka.*`` options once per query, on the driver (the reader's or writer's creation), with
+    kafkawire's one mapping of the Java client's names (:mod:`kafkawire.client.config`) for ``role``
+    (``"consumer"`` for reads, ``"producer"`` for writes): a misspelt name close to a known one raises
+    :class:`InvalidOptionError` with a suggestion; a property kafkawire has no use for is logged once here
+    (tasks build their clients silently, so a query does not log it once per task)."""
+    from ..client import config as cfg
+
+    def warn(key: str) -> None:
+        if key not in _SOURCE_HANDLED:
+            log.warning("Kafka option 'kafka.%s' was supplied but isn't used by kafkawire; ignored.", key)
+
+    judge = cfg.consumer_kwargs_from_properties if role == "consumer" else cfg.producer_kwargs_from_properties
+    try:
+        judge(kafka_params, warn=warn)
+    except cfg.ConfigError as e:
+        raise _config_error(e) from None
 
 
 def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
@@ -40,22 +69,30 @@ def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
 
     Every option goes through :func:`kafkawire.client.config.config_from_properties`, which knows the Java
     client's names (``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.*``, ...). Options the
-    client has no use for are logged and ignored, as the Java client warns about unused configuration; a
-    bad or unsupported one raises :class:`InvalidOptionError` naming ``kafka.<option>``.
+    client has no use for are ignored here (:func:`check_kafka_params` reported them once, on the driver);
+    a bad or unsupported one raises :class:`InvalidOptionError` naming ``kafka.<option>``.
     """
     from ..client.config import ConfigError, config_from_properties
 
-    def warn(key: str) -> None:
-        log.warning("The configuration '%s' was supplied but isn't used by kafkawire.", key)
+    try:
+        out = config_from_properties(kafka_params, handled=_SOURCE_HANDLED, warn=lambda key: None)
+    except ConfigError as e:
+        raise _config_error(e) from None
+    out.setdefault("client_id", "kafkawire-spark")
+    # Java's default.api.timeout.ms (60 s) bounds every call without its own timeout: topic listing and
+    # offset lookups on the driver, metadata refreshes in tasks (the client's own default is two minutes).
+    out.setdefault("retry_timeout_ms", api_timeout_ms(kafka_params))
+    return out
+
+
+def api_timeout_ms(kafka_params: Mapping[str, str]) -> int:
+    """``kafka.default.api.timeout.ms`` (the Java consumer's name and default, 60 000 ms)."""
+    from ..client.config import ConfigError, _int
 
     try:
-        out = config_from_properties(kafka_params, handled=(*_FETCH_PARAMS, *_PRODUCE_PARAMS, *_IGNORED), warn=warn)
+        return _int("default.api.timeout.ms", kafka_params.get("default.api.timeout.ms", 60_000))
     except ConfigError as e:
-        if e.value is not None:  # Kafka's ConfigException wording for a malformed value
-            raise InvalidOptionError(f"Invalid value {e.value} for configuration {e.property}: {e.reason}") from None
-        raise InvalidOptionError(f"Invalid option 'kafka.{e.property}': {e.reason}") from None
-    out.setdefault("client_id", "kafkawire-spark")
-    return out
+        raise _config_error(e) from None
 
 
 class KafkaAccess:
@@ -96,17 +133,27 @@ class KafkaAccess:
 
     # ------------------------------------------------------------------------------------- metadata
 
-    def topic_partitions(self, opts: SourceOptions) -> list[TopicPartition]:
+    def topic_partitions(self, opts: SourceOptions, *, missing_topic: str = "ignore") -> list[TopicPartition]:
         """The partitions ``assign`` / ``subscribe`` / ``subscribePattern`` select, sorted.
 
         ``assign`` keeps the assigned partitions that exist, as Spark's ``AssignStrategy`` does (it filters
         the topics' partitions by the assignment: an unknown partition is left out, not an error, and a
         query that waits on it would hang); ``subscribe`` ignores topics that do not exist yet (they join
-        when they appear).
+        when they appear). An assigned topic the cluster does not have at all is, with ``missing_topic``
+        ``"raise"`` (a batch read), an :class:`InvalidOptionError`, with ``"warn"`` (a stream's start) a
+        warning: reading it would return nothing without a word.
         """
         topics = self._topics()
         if opts.strategy == "assign":
             assigned: list[TopicPartition] = list(opts.strategy_value)  # type: ignore[arg-type]
+            absent = sorted({t for t, _ in assigned if t not in topics})
+            if absent and missing_topic != "ignore":
+                text = (f"Option 'assign' names topic{'s' if len(absent) > 1 else ''} "
+                        f"{', '.join(repr(t) for t in absent)}, which the cluster at "
+                        f"{self.kafka_params['bootstrap.servers']} does not have")
+                if missing_topic == "raise":
+                    raise InvalidOptionError(text)
+                log.warning("%s; the query reads nothing from it until it exists", text)
             return sorted(tp for tp in assigned if tp[1] in topics.get(tp[0], ()))
         out = [(t, p) for t, parts in topics.items() if opts.matches_topic(t) for p in parts]
         return sorted(out)
@@ -223,5 +270,7 @@ class KafkaAccess:
             headers=headers,
             acks=acks,
             compression=compression,
+            # The Java producer's bound on a send, retries included (its default), not the API timeout.
+            timeout_ms=int(self.kafka_params.get("delivery.timeout.ms", 120_000)),
         )
         return len(values)

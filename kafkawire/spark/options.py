@@ -124,6 +124,40 @@ class SinkOptions:
         return self.kafka_params["bootstrap.servers"]
 
 
+#: The read options of Spark's Kafka source (``KafkaSourceProvider``) that kafkawire knows, as written in
+#: its docs; names are compared case-insensitively. ``kafka.*`` options are judged by the client mapping.
+SOURCE_OPTIONS = (
+    "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets", "startingTimestamp",
+    "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy", "failOnDataLoss", "maxOffsetsPerTrigger", "minOffsetsPerTrigger",
+    "maxTriggerDelay", "minPartitions", "maxRecordsPerPartition", "includeHeaders", "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "groupIdPrefix",
+    # Value decoding (kafkawire/spark/values.py); schema.registry.* and basic/bearer.auth.* pass through.
+    "valueFormat", "keyFormat", "schema.registry.url", "valueSubject", "keySubject", "avroSchema", "keyAvroSchema",
+    "mode",
+)
+#: The write options (``topic``, ``includeHeaders``; ``exactlyOnce`` is kafkawire's).
+SINK_OPTIONS = ("topic", "includeHeaders", "exactlyOnce", "valueFormat", "keyFormat", "schema.registry.url",
+                "valueSubject", "keySubject", "avroSchema", "keyAvroSchema", "mode")
+
+
+def check_option_names(opts: Mapping[str, str], known: tuple[str, ...]) -> None:
+    """A misspelt option (``startingOffset``) is an :class:`InvalidOptionError` with a suggestion.
+
+    Spark ignores options it does not know, so a typo would silently read from the wrong place; an unknown
+    name that is not close to a known one is left alone (another layer may own it, as Spark's ``path``).
+    """
+    import difflib
+
+    by_lower = {k.lower(): k for k in known}
+    for key in map(str, opts):
+        if key.lower() in by_lower or key.lower().startswith(("kafka.", "schema.registry.", "basic.auth.", "bearer.auth.")):
+            continue
+        close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.85)
+        if close:
+            raise InvalidOptionError(f"Unknown option '{key}': did you mean '{by_lower[close[0]]}'?")
+
+
 # ----------------------------------------------------------------------------------------- helpers
 
 
@@ -393,6 +427,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     Batch reads start at ``earliest`` and end at ``latest`` unless told otherwise; streaming reads start at
     ``latest`` and may not have an end. Raises :class:`InvalidOptionError` with Spark's wording.
     """
+    check_option_names(options, SOURCE_OPTIONS)
     opts = _lower(options)
     ending: OffsetSpec | None
     if streaming:
@@ -430,6 +465,7 @@ def include_headers(options: Mapping[str, str]) -> bool:
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validate the options of a write (``kafkaParamsForProducer`` plus the ``topic`` option)."""
+    check_option_names(options, SINK_OPTIONS)
     opts = _lower(options)
     if "kafka.key.serializer" in opts:
         raise InvalidOptionError(

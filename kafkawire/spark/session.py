@@ -177,7 +177,12 @@ def session(
         check_worker_python(worker_python(settings))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with warnings.catch_warnings():
+        # PySpark 4.2 imports pyspark.testing while it starts (py4j argument conversion), which warns that
+        # pandas 3 is not fully supported. kafkawire's source and sink never use pandas (Arrow batches),
+        # so that warning, printed at every session start, says nothing about this session.
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        spark = builder.getOrCreate()
     if not _format_exists(spark):
         register(spark)
     activate(spark)

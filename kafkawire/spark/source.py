@@ -43,8 +43,8 @@ from pyspark.sql.types import (
 
 from . import codec_report
 from .arrow import ArrowBuilder, check_write_schema
-from .errors import InvalidOptionError, KafkaDataLossError, tp_str
-from .kafka_access import KafkaAccess
+from .errors import InvalidOptionError, KafkaDataLossError, driver_errors, tp_str, user_errors
+from .kafka_access import KafkaAccess, api_timeout_ms, check_kafka_params
 from .options import (
     SinkOptions,
     SourceOptions,
@@ -175,12 +175,14 @@ class KafkaBatchReader(_Lazy, DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         codec_report.report_planner()  # once per query: Spark plans a batch read once
         try:
-            access = self.access
-            tps = access.topic_partitions(self.opts)
-            start = resolve(self.opts.starting, tps, access, is_start=True)
-            assert self.opts.ending is not None
-            end = resolve(self.opts.ending, tps, access, is_start=False)
-            return _tasks(self.opts, check_ranges(start, end, fail_on_data_loss=self.opts.fail_on_data_loss))
+            with driver_errors("listing topics and offsets", api_timeout_ms(self.opts.kafka_params)):
+                access = self.access
+                tps = access.topic_partitions(self.opts, missing_topic="raise")
+                start = resolve(self.opts.starting, tps, access, is_start=True)
+                assert self.opts.ending is not None
+                end = resolve(self.opts.ending, tps, access, is_start=False)
+                ranges = check_ranges(start, end, fail_on_data_loss=self.opts.fail_on_data_loss)
+            return _tasks(self.opts, ranges)
         finally:
             self._close()
 
@@ -208,13 +210,19 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
 
     # --- offsets (driver)
 
+    def _driver(self, what: str) -> Any:
+        """Driver-side calls bounded by kafka.default.api.timeout.ms, their errors led by the cause."""
+        return driver_errors(what, api_timeout_ms(self.opts.kafka_params))
+
     def initialOffset(self) -> dict:
-        tps = self.access.topic_partitions(self.opts)
-        return offsets_to_json(resolve(self.opts.starting, tps, self.access, is_start=True))
+        with self._driver("the query's initial offsets"):
+            tps = self.access.topic_partitions(self.opts, missing_topic="warn")
+            return offsets_to_json(resolve(self.opts.starting, tps, self.access, is_start=True))
 
     def prepareForTriggerAvailableNow(self) -> None:
-        tps = self.access.topic_partitions(self.opts)
-        self._target = self.access.latest_offsets(tps)
+        with self._driver("the latest offsets"):
+            tps = self.access.topic_partitions(self.opts)
+            self._target = self.access.latest_offsets(tps)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.opts.max_offsets_per_trigger:
@@ -230,6 +238,10 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         return self.access.latest_offsets(tps)
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        with self._driver("the latest offsets"):
+            return self._latest_offset(start, limit)
+
+    def _latest_offset(self, start: dict, limit: ReadLimit) -> dict:
         begin = offsets_from_json(start)
         latest = self._latest()
         deleted = [tp for tp in begin if tp not in latest]
@@ -265,6 +277,10 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         if not self._codec_reported:  # this reader lives in one driver-side worker for the whole query
             self._codec_reported = True
             codec_report.report_planner()
+        with self._driver("the offsets of a micro-batch"):
+            return self._partitions(start, end)
+
+    def _partitions(self, start: dict, end: dict) -> list[InputPartition]:
         begin, stop = offsets_from_json(start), offsets_from_json(end)
         new = [tp for tp in stop if tp not in begin]
         if new:
@@ -429,6 +445,7 @@ def _sink_opts(options: Any, schema: StructType, overwrite: bool) -> SinkOptions
             "Save mode Overwrite not allowed for Kafka. Allowed save modes are Append and ErrorIfExists (default)."
         )
     opts = parse_sink_options(options)
+    check_kafka_params(opts.kafka_params, "producer")  # once per query, here on the driver
     columns = {f.name: f.dataType.simpleString() for f in schema.fields}
     if value_encoding(options, columns, opts.topic) is not None:
         columns["value"] = "binary"  # valueFormat=avro: the struct is encoded before the checks that matter
@@ -465,26 +482,35 @@ class KafkaWireDataSource(DataSource):
             raise InvalidOptionError("Kafka source has a fixed schema and cannot be set with a custom one")
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        self._check_schema(schema)
-        reader = KafkaBatchReader(parse_source_options(self.options, streaming=False))
+        with user_errors():
+            self._check_schema(schema)
+            opts = parse_source_options(self.options, streaming=False)
+            check_kafka_params(opts.kafka_params, "consumer")  # once per query, here on the driver
+        reader = KafkaBatchReader(opts)
         reader.values = self._values()
         return reader
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        # Not user_errors(): PySpark 4.2's streaming runner then fails in its own `finally: reader.stop()`
+        # (UnboundLocalError), and only its traceback would show that error chained to this one.
         self._check_schema(schema)
-        reader = KafkaStreamReader(parse_source_options(self.options, streaming=True))
+        opts = parse_source_options(self.options, streaming=True)
+        check_kafka_params(opts.kafka_params, "consumer")  # once per query, here on the driver
+        reader = KafkaStreamReader(opts)
         reader.values = self._values()
         return reader
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaBatchWriter:
-        opts = _sink_opts(self.options, schema, overwrite)
-        writer = KafkaBatchWriter(opts, _exactly_once(self.options))
-        writer.values = _value_encoding(self.options, schema, opts.topic)
+        with user_errors():
+            opts = _sink_opts(self.options, schema, overwrite)
+            writer = KafkaBatchWriter(opts, _exactly_once(self.options))
+            writer.values = _value_encoding(self.options, schema, opts.topic)
         return writer
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamWriter:
         # Spark's Kafka sink accepts the Complete/Update output modes too; "overwrite" here is Complete mode.
-        opts = _sink_opts(self.options, schema, False)
-        writer = KafkaStreamWriter(opts, _exactly_once(self.options))
-        writer.values = _value_encoding(self.options, schema, opts.topic)
+        with user_errors():
+            opts = _sink_opts(self.options, schema, False)
+            writer = KafkaStreamWriter(opts, _exactly_once(self.options))
+            writer.values = _value_encoding(self.options, schema, opts.topic)
         return writer

@@ -36,6 +36,7 @@ def test_bench_table_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture, br
         ("decode", "kafkawire"), ("decode", "aiokafka (Cython)"), ("decode", "kafka-python"),
         ("encode", "kafkawire"), ("encode", "aiokafka (Cython)"), ("encode", "kafka-python"),
         ("consume", "kafkawire"), ("consume", "confluent-kafka"),
+        ("produce", "kafkawire"), ("produce", "confluent-kafka"),
     }
     for r in rows:
         cells = [c.strip() for c in r.strip("|").split("|")]
@@ -44,6 +45,11 @@ def test_bench_table_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture, br
         assert re.fullmatch(r"\d+\.\d{3} M", cells[4]) and float(cells[5]) > 0
         if cells[1] == "kafkawire":
             assert cells[6] == "1.00x"
+    # The broker cases say how much of them was start-up, and the rate after it.
+    assert "start-up: a new client's time to its first record" in out
+    for case in ("produce", "consume"):
+        for who in ("kafkawire", "confluent-kafka"):
+            assert re.search(rf"  {case} {who}: \d+\.\d ms of \d+\.\d ms \(", out), (case, who, out)
     assert f"chart: {chart}" in out
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 10_000
 
