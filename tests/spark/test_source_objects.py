@@ -88,6 +88,7 @@ def test_client_kwargs_from_kafka_options(caplog):
         "sasl_password": "p",
         "enable_idempotence": False,
         "max_response_bytes": 1_000_000_000,
+        "retry_timeout_ms": 60_000,  # kafka.default.api.timeout.ms's default, as the Java client's
     }
     # Silent here (tasks build clients this way); check_kafka_params reports it once per query on the driver.
     assert "linger.ms" not in caplog.text
