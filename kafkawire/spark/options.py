@@ -141,6 +141,10 @@ SINK_OPTIONS = ("topic", "includeHeaders", "exactlyOnce", "valueFormat", "keyFor
                 "valueSubject", "keySubject", "avroSchema", "keyAvroSchema", "mode")
 
 
+#: Option prefixes judged elsewhere: the client mapping (kafka.*), the Schema Registry client (values.py).
+_PASSED_PREFIXES = ("kafka.", "schema.registry.", "basic.auth.", "bearer.auth.")
+
+
 def check_option_names(opts: Mapping[str, str], known: tuple[str, ...]) -> None:
     """A misspelt option (``startingOffset``) is an :class:`InvalidOptionError` with a suggestion.
 
@@ -151,7 +155,7 @@ def check_option_names(opts: Mapping[str, str], known: tuple[str, ...]) -> None:
 
     by_lower = {k.lower(): k for k in known}
     for key in map(str, opts):
-        if key.lower() in by_lower or key.lower().startswith(("kafka.", "schema.registry.", "basic.auth.", "bearer.auth.")):
+        if key.lower() in by_lower or key.lower().startswith(_PASSED_PREFIXES):
             continue
         close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.85)
         if close:
