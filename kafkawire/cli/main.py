@@ -30,7 +30,7 @@ _COMMANDS = (
     ("quotas", "quotas", "describe or alter client quotas of users, client ids and IPs"),
     ("users", "users", "describe, set or delete users' SCRAM credentials"),
     ("broker", "broker", "run an embedded broker on loopback until Ctrl-C: noida-db, Tansu or Apache Kafka (--kind)"),
-    ("bench", "bench", "measure decode/encode (and end-to-end consume) throughput against installed peers"),
+    ("bench", "bench", "measure decode/encode (and end-to-end produce/consume) throughput against installed peers"),
 )
 
 
