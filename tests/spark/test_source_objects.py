@@ -94,7 +94,8 @@ def test_client_kwargs_from_kafka_options(caplog):
     assert "linger.ms" not in caplog.text
     check_kafka_params({"bootstrap.servers": "h:1", "linger.ms": "5"}, "consumer")
     assert "Kafka option 'kafka.linger.ms' was supplied but isn't used by kafkawire" in caplog.text
-    assert client_kwargs({"bootstrap.servers": "h:1"}) == {"client_id": "kafkawire-spark"}
+    assert client_kwargs({"bootstrap.servers": "h:1"}) == {"client_id": "kafkawire-spark", "retry_timeout_ms": 60_000}
+    assert client_kwargs({"bootstrap.servers": "h:1", "default.api.timeout.ms": "3000"})["retry_timeout_ms"] == 3000
     with pytest.raises(InvalidOptionError, match="Invalid value soon for configuration request.timeout.ms"):
         client_kwargs({"request.timeout.ms": "soon"})
 
