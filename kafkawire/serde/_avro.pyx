@@ -402,6 +402,9 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
     cdef uint8_t b
     cdef const int64_t* kd
     cdef uint8_t dec[32]
+    cdef uint8_t mag[32]
+    cdef const uint8_t* limit
+    cdef uint32_t carry
     cdef uint32_t months, days, millis
     cdef int64_t nanos
     cdef Col* col
@@ -476,6 +479,23 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
         if v > width and (dec[width - 1] & 0x80) != (b & 0x80):
             snprintf(s.msg, MSG, "decimal at byte %lld does not fit %lld bytes", <long long>(start - s.base),
                      <long long>width)
+            return fail(s)
+        # |value| < 10**precision (the limit's bytes are in the node's blob): Arrow rejects wider values
+        memcpy(mag, dec, width)
+        if mag[width - 1] & 0x80:
+            j = 0
+            carry = 1
+            for j in range(width):
+                carry += <uint8_t>(~mag[j])
+                mag[j] = <uint8_t>(carry & 0xFF)
+                carry >>= 8
+        limit = s.blob_p[blob]
+        j = width - 1
+        while j >= 0 and mag[j] == limit[j]:
+            j -= 1
+        if j < 0 or mag[j] > limit[j]:
+            snprintf(s.msg, MSG, "decimal at byte %lld has more than %lld digits", <long long>(start - s.base),
+                     <long long>nd[4])
             return fail(s)
         return push_fixed(s, c, dec, width)
     if op == OP_DURATION:

@@ -227,6 +227,8 @@ class _Decoder:
                 v = int.from_bytes(raw, "big", signed=True)
                 if not -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
                     raise _Fail(f"decimal at byte {start - self.base} does not fit {width} bytes")
+                if abs(v) >= 10 ** _a2:
+                    raise _Fail(f"decimal at byte {start - self.base} has more than {_a2} digits")
                 self.fixed(c, v.to_bytes(width, "little", signed=True))
         elif op == OP_DURATION:
             self.need(12)

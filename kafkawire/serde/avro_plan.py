@@ -118,6 +118,12 @@ def build_columns(reader: Schema) -> tuple[list[Column], int]:
     return cols, root
 
 
+def _precision_limit(precision: int, width: int) -> bytes:
+    """10**precision in ``width`` little-endian bytes: a decimal's unscaled value must stay below it (Arrow
+    rejects a decimal128(p, s) array holding more than p digits)."""
+    return (10 ** precision).to_bytes(width, "little")
+
+
 def _dec_width(s: Schema) -> int:
     return 16 if s.precision <= 38 else 32
 
@@ -305,7 +311,8 @@ class _Compiler:
             if r.logical == "decimal":
                 if w.logical == "decimal" and w.scale != r.scale:
                     raise AvroSchemaError(f"decimal scale {w.scale} cannot be read as scale {r.scale}")
-                return self.node(OP_DEC_BYTES, col, a0=cols[col].width)
+                return self.node(OP_DEC_BYTES, col, a0=cols[col].width, a2=r.precision,
+                                 blob=_precision_limit(r.precision, cols[col].width))
             return self.node(OP_BYTES, col, a0=1 if rt == "string" else 0)
         if t == "fixed":
             if rt != "fixed" or not _match_name(w, r) or w.size != r.size:
@@ -313,7 +320,8 @@ class _Compiler:
             if r.logical == "decimal":
                 if w.logical == "decimal" and w.scale != r.scale:
                     raise AvroSchemaError(f"decimal scale {w.scale} cannot be read as scale {r.scale}")
-                return self.node(OP_DEC_FIXED, col, a0=w.size, a1=cols[col].width)
+                return self.node(OP_DEC_FIXED, col, a0=w.size, a1=cols[col].width, a2=r.precision,
+                                 blob=_precision_limit(r.precision, cols[col].width))
             if r.logical == "duration":
                 return self.node(OP_DURATION, col)
             return self.node(OP_FIXED, col, a0=w.size)

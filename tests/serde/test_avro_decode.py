@@ -198,3 +198,15 @@ def test_record_columns_to_arrow_decoded(impl_name: str) -> None:
     bad = kafkawire.decode_records(kafkawire.encode_records([b"\x00\x00\x00\x00\x01\x02"], base_offset=7))
     with pytest.raises(AvroDecodeError, match="row 0, partition 3, offset 7"):
         bad.to_arrow_decoded(REG, partition=3)
+
+
+def test_decimal_wider_than_its_precision_is_an_error(impl_name: str) -> None:
+    """Arrow refuses a decimal128(p, s) array holding more than p digits: such a value is a decode error."""
+    schema = {"type": "record", "name": "D", "fields": [
+        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}}]}
+    ok = frame(b"\x04" + (-9999).to_bytes(2, "big", signed=True))
+    wide = frame(b"\x04" + (10000).to_bytes(2, "big", signed=True))
+    out = decode_avro(BinaryColumn.from_pylist([ok, wide]), {1: json.dumps(schema)}, mode="PERMISSIVE")
+    out.validate(full=True)
+    assert str(out.to_pylist()[0]["d"]) == "-99.99"
+    assert out.field("_error").to_pylist()[1] == "decimal at byte 5 has more than 4 digits"
