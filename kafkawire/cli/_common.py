@@ -134,8 +134,7 @@ def client_settings(args: argparse.Namespace, role: str | None = None) -> tuple[
             names = {name for name, _ in cfg.CONSUMER_PARAMS.values()}
         else:
             # Any client: the common mapping, producer and consumer names reported as unused here.
-            others = (*cfg.CONSUMER_PARAMS, *cfg.PRODUCER_PARAMS, *cfg._IGNORED_CONSUMER, *cfg._IGNORED_PRODUCER)
-            settings = cfg._role_kwargs(props, "client", {}, set(cfg._IGNORED_COMMON), others, warn)
+            settings = cfg.client_kwargs_from_properties(props, warn=warn)
             names = set()
     except cfg.ConfigError as e:
         raise CliError(f"bad client property {e}") from None

@@ -16,6 +16,7 @@ classes.
 
 from __future__ import annotations
 
+import os
 import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -167,13 +168,21 @@ class Client:
         self._producer = ProducerState()
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, str], **overrides: Any) -> Client:
+    def from_properties(
+        cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any
+    ) -> Client:
         """A client configured with the Java client's property names (``bootstrap.servers``,
-        ``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.location``, ...); see
-        :func:`kafkawire.client.config.config_from_properties`. ``overrides`` are keyword arguments that win."""
-        from .config import bootstrap_from_properties, config_from_properties
+        ``security.protocol``, ``sasl.jaas.config``, ``ssl.truststore.location``, ...), given as a mapping or
+        the path of a ``client.properties`` file (as :meth:`Consumer.from_properties` and
+        :meth:`Producer.from_properties`); see :func:`kafkawire.client.config.client_kwargs_from_properties`
+        (a misspelt name is a :class:`~kafkawire.client.config.ConfigError` with a suggestion).
+        ``overrides`` are keyword arguments that win."""
+        from .config import client_kwargs_from_properties
 
-        return cls(bootstrap_from_properties(properties), **{**config_from_properties(properties), **overrides})
+        if not isinstance(properties, (Mapping, str, os.PathLike)):
+            raise TypeError(f"properties must be a mapping or a file path, not {type(properties).__name__}")
+        kwargs = client_kwargs_from_properties(properties)
+        return cls(kwargs.pop("bootstrap_servers"), **{**kwargs, **overrides})
 
     # ------------------------------------------------------------------------------------ lifecycle
     @property

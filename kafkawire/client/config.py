@@ -34,6 +34,7 @@ __all__ = [
     "ConfigError",
     "JaasLoginModule",
     "bootstrap_from_properties",
+    "client_kwargs_from_properties",
     "config_from_properties",
     "consumer_kwargs_from_properties",
     "load_properties_file",
@@ -668,6 +669,17 @@ def _role_kwargs(properties: Mapping[str, Any] | str | os.PathLike[str], role: s
             raise ConfigError(key, f"not a {role} property; did you mean {close[0]!r}?")
         report(key)
     return out
+
+
+def client_kwargs_from_properties(properties: Mapping[str, Any] | str | os.PathLike[str], *,
+                                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """:class:`kafkawire.Client` keyword arguments (``bootstrap_servers`` included) from the Java client's
+    properties (a mapping or a ``.properties`` file), through the same mapping as the consumer's and the
+    producer's: a name close to a known one (``securty.protocol``) raises :class:`ConfigError` with a
+    suggestion; a consumer's or producer's property, or one kafkawire does not know, goes to ``warn``
+    (default: a logged warning naming it) and is ignored."""
+    return _role_kwargs(properties, "client", {}, set(_IGNORED_COMMON),
+                        (*CONSUMER_PARAMS, *PRODUCER_PARAMS, *_IGNORED_CONSUMER, *_IGNORED_PRODUCER), warn)
 
 
 def consumer_kwargs_from_properties(properties: Mapping[str, Any] | str | os.PathLike[str], *,

@@ -20,7 +20,8 @@ which the client's retry loop consults::
     │   └── KeyStoreError                 a key or trust store that cannot be read (also ValueError)
     └── ProtocolError
         ├── CorrelationIdMismatchError    the response answers some other request
-        └── ResponseTooLargeError         the announced response size is above the configured cap
+        ├── ResponseTooLargeError         the announced response size is above the configured cap
+        └── ListenerMismatchError         the peer answered in another protocol (TLS, HTTP): wrong security.protocol
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "RecordDroppedError",
     "RecordsLostError",
     "ResponseTooLargeError",
+    "ListenerMismatchError",
     "TransactionError",
 ]
 
@@ -141,6 +143,15 @@ class CorrelationIdMismatchError(ProtocolError):
 
     def __reduce__(self):  # picklable with its arguments
         return (type(self), (self.expected, self.received))
+
+
+class ListenerMismatchError(ProtocolError):
+    """The peer answered a Kafka request in another protocol: a TLS record (the listener expects
+    ``security.protocol`` SSL or SASL_SSL), an HTTP response (a web server, not a Kafka listener), an SSH
+    banner. The message names the host, port, what was seen and what to set. Not retriable: asking
+    again gets the same answer."""
+
+    retriable = False
 
 
 class ResponseTooLargeError(ProtocolError):

@@ -37,6 +37,7 @@ from ..errors import (
     CorrelationIdMismatchError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    ListenerMismatchError,
     ResponseTooLargeError,
 )
 from .deadline import Deadline
@@ -84,6 +85,30 @@ class PendingResponse:
 
     def __repr__(self) -> str:
         return f"<PendingResponse {self.response_class.__name__} v{self.version} cid={self.correlation_id}>"
+
+
+def foreign_answer(head: bytes) -> str | None:
+    """What the first 4 bytes of a plaintext connection's response say when they are not a Kafka size
+    prefix but another protocol's answer (None for anything else), with what to set.
+
+    A TLS listener answers a plaintext request with a TLS alert record (content type 0x15, version 3.x;
+    as a size, 352 518 912 bytes), an HTTP server with ``HTTP/1.1 400 ...``; read as a size prefix either
+    looks like a huge response, and "raise max_response_bytes" would be the wrong advice.
+    """
+    if len(head) >= 3 and 0x14 <= head[0] <= 0x17 and head[1] == 0x03 and head[2] <= 0x04:
+        return (
+            "answered with a TLS record: it is a TLS listener (security.protocol SSL or SASL_SSL) and this "
+            "client speaks PLAINTEXT; set security.protocol=SSL or SASL_SSL (Spark: kafka.security.protocol; "
+            "CLI: -X security.protocol=...) with a truststore for the cluster's CA"
+        )
+    if head[:4] in (b"HTTP", b"<!DO", b"<htm", b"<HTM"):
+        return (
+            "answered with HTTP: it is a web server (a REST proxy, a Schema Registry, a UI?), not a Kafka "
+            "listener; check the bootstrap address and port"
+        )
+    if head[:4] == b"SSH-":
+        return "answered with an SSH banner: it is an SSH server, not a Kafka listener; check the port"
+    return None
 
 
 class BrokerConnection:
@@ -191,7 +216,19 @@ class BrokerConnection:
                 ) from e
             except (OSError, ssl.SSLError) as e:
                 sock.close()
-                raise KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} failed: {e}") from e
+                if "WRONG_VERSION_NUMBER" in str(e) or "record layer failure" in str(e):
+                    # The peer's first bytes are not a TLS record: a plaintext listener (or not Kafka).
+                    raise ListenerMismatchError(
+                        f"{self.host}:{self.port} did not answer the TLS handshake with TLS ({e}): it looks like "
+                        "a plaintext listener; set security.protocol=PLAINTEXT or SASL_PLAINTEXT for it, or "
+                        "use the cluster's TLS port"
+                    ) from e
+                hint = ""
+                if "UNEXPECTED_EOF" in str(e) or isinstance(e, ConnectionResetError):
+                    # A Kafka plaintext listener reads the ClientHello as an oversized request and hangs up.
+                    hint = (" (the peer hung up during the TLS handshake: if it is a plaintext listener, set "
+                            "security.protocol=PLAINTEXT or SASL_PLAINTEXT for it, or use the cluster's TLS port)")
+                raise KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} failed: {e}{hint}") from e
             self._sock = sock
             self._closed_error = None
             self._inflight.clear()
@@ -315,6 +352,9 @@ class BrokerConnection:
         sock = self._require_socket()
         try:
             head = self._recv_exact(sock, 4, deadline)
+            foreign = None if self.ssl_context is not None else foreign_answer(head)
+            if foreign is not None:
+                raise ListenerMismatchError(f"{self.host}:{self.port} {foreign}")
             (size,) = _I32.unpack(head)
             if size < 4:
                 raise ProtocolError(f"response size {size} from {self.host}:{self.port} is too small")
