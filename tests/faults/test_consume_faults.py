@@ -102,6 +102,9 @@ class CallTimes:
     polls: int = 0
     raised: int = 0
     commit_failures: int = 0
+    #: Records processed in batches whose commit failed: the at-least-once window, the only records that
+    #: may be read again (every other batch's offsets were committed before the next poll).
+    uncommitted: int = 0
     overruns: list[str] = field(default_factory=list)
 
     def check(self, what: str, elapsed: float, timeout_ms: float) -> None:
@@ -151,6 +154,8 @@ def _consume(
             cons.commit(timeout_ms=POLL_MS)
         except (CommitFailedError, KafkaTimeoutError) as e:
             times.commit_failures += 1
+            if not rollback_failed_commits:
+                times.uncommitted += len(values)
             print(f"commit failed: {e}")
             continue
         finally:
@@ -162,9 +167,15 @@ def _consume(
 
 def _report(ledger: Ledger, times: CallTimes) -> None:
     report = ledger.report()
-    print(f"{report}; polls={times.polls} raised={times.raised} commit_failures={times.commit_failures}")
+    print(
+        f"{report}; polls={times.polls} raised={times.raised} commit_failures={times.commit_failures} "
+        f"uncommitted={times.uncommitted}"
+    )
     assert report.lost == 0, f"lost {report.lost}: {sorted(ledger.lost_values())[:10]}"
     assert report.unexpected == 0
+    # Committed offsets promise that nothing committed comes again: duplicates only from the batches whose
+    # commit failed (none when a failed commit rolls its batch back, rollback_failed_commits).
+    assert report.duplicated <= times.uncommitted, (report.duplicated, times.uncommitted)
     assert not times.overruns, times.overruns
 
 
@@ -228,6 +239,7 @@ def test_broker_down_during_poll(request, topic_name, kind, down):
         polls=times.polls + more.polls + rest.polls,
         raised=times.raised + more.raised + rest.raised,
         commit_failures=times.commit_failures + more.commit_failures + rest.commit_failures,
+        uncommitted=times.uncommitted + more.uncommitted + rest.uncommitted,
         overruns=times.overruns + more.overruns + rest.overruns,
     )
     _report(ledger, total)
