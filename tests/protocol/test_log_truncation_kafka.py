@@ -82,7 +82,10 @@ def test_unclean_election_diverges_the_log_and_offset_for_leader_epoch_shows_whe
                         topic_id=admin.describe_topics([topic])[topic].topic_id,
                         partitions=[
                             FetchRequest.FetchPartition(
-                                partition=0, fetch_offset=15, current_leader_epoch=old_epoch, partition_max_bytes=1 << 20
+                                partition=0,
+                                fetch_offset=15,
+                                current_leader_epoch=old_epoch,
+                                partition_max_bytes=1 << 20,
                             )
                         ],
                     )
