@@ -78,10 +78,22 @@ def produce(bootstrap: str, topic: str) -> None:
     producer = Producer(bootstrap, linger_ms=10, compression="zstd")
     try:
         producer.send(topic, b"value", key=b"key", headers=[("h", b"v")])
+        # The README accepts str (UTF-8), bytearray and memoryview values and keys too (issue 25, item 9).
+        producer.send(topic, "text value", key="text key")
+        producer.send(topic, bytearray(b"value"), key=memoryview(b"key")).result(timeout=5)
+        producer.send(topic, None, key=b"tombstone")
         results: list[ProduceResult] = producer.flush()
         assert results
     finally:
         producer.close()
+
+
+def from_files(path: str) -> None:
+    # Client, Consumer and Producer all take a client.properties path (issue 25, item 5).
+    with Client.from_properties(path) as client:
+        client.metadata()
+    Consumer.from_properties(path).close()
+    Producer.from_properties(path).close()
 
 
 def describe() -> str:

@@ -61,11 +61,21 @@ _IN_TXN = TransactionState.IN_TRANSACTION
 
 log = logging.getLogger("kafkawire.producer")
 
+#: What ``send`` takes as a value or key besides ``str`` (written as UTF-8) and None, as the README says.
+BytesLike = bytes | bytearray | memoryview
+
+
+def _nbytes(data: BytesLike | None) -> int:
+    """The size in bytes (a memoryview's ``len`` counts items, not bytes)."""
+    if data is None:
+        return 0
+    return data.nbytes if isinstance(data, memoryview) else len(data)
+
 
 @dataclass
 class _Buffer:
-    values: list[bytes | None] = field(default_factory=list)
-    keys: list[bytes | None] = field(default_factory=list)
+    values: list[BytesLike | None] = field(default_factory=list)
+    keys: list[BytesLike | None] = field(default_factory=list)
     headers: list[Sequence[tuple[str, bytes | None]] | None] = field(default_factory=list)
     timestamps: list[int] = field(default_factory=list)
     partitions: list[int | None] = field(default_factory=list)
@@ -230,8 +240,8 @@ class Producer:
     def send(
         self,
         topic: str,
-        value: bytes | None,
-        key: bytes | None = None,
+        value: BytesLike | str | None,
+        key: BytesLike | str | None = None,
         *,
         partition: int | None = None,
         headers: Sequence[tuple[str, bytes | None]] | None = None,
@@ -277,7 +287,7 @@ class Producer:
             buf.timestamps.append(int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms))
             buf.partitions.append(partition)
             buf.futures.append(fut)
-            buf.nbytes += len(value or b"") + len(key or b"")
+            buf.nbytes += _nbytes(value) + _nbytes(key)
             full = len(buf.values) >= self.batch_records or buf.nbytes >= self.batch_bytes
             lingered = (now - buf.since) * 1000 >= self.linger_ms
         if full:
