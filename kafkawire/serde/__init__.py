@@ -14,12 +14,14 @@ column of such values into one Arrow array in a compiled pass, and back::
 :func:`decode_avro` resolves every writer schema id it meets against one reader schema (by default the
 subject's latest), so values written under several schema versions decode into one table.
 :func:`decode_json` / :func:`encode_json` do the same for JSON Schema values (Arrow's JSON reader parses every
-body in one pass). Protobuf is not supported yet.
+body in one pass); :func:`decode_protobuf` / :func:`encode_protobuf` for Protobuf (descriptors from the registry,
+message indexes; parsed by the protobuf runtime one value at a time, not yet in one compiled pass).
 """
 
 from .avro import AvroDecodeError, decode_avro, encode_avro
 from .avro_schema import AvroSchemaError
 from .json_values import JsonDecodeError, JsonSchemaError, decode_json, encode_json
+from .protobuf_values import ProtobufDecodeError, ProtobufSchemaError, decode_protobuf, encode_protobuf
 from .registry import RegisteredSchema, SchemaReference, SchemaRegistry, SchemaRegistryError
 
 __all__ = [
@@ -27,12 +29,16 @@ __all__ = [
     "AvroSchemaError",
     "JsonDecodeError",
     "JsonSchemaError",
+    "ProtobufDecodeError",
+    "ProtobufSchemaError",
     "RegisteredSchema",
     "SchemaReference",
     "SchemaRegistry",
     "SchemaRegistryError",
     "decode_avro",
     "decode_json",
+    "decode_protobuf",
     "encode_avro",
     "encode_json",
+    "encode_protobuf",
 ]
