@@ -48,7 +48,9 @@ stop at its first open transaction. Streaming: each task's transaction also comm
 (:mod:`kafkawire.spark.transactions`), so a query restarted after its driver died between the tasks' writes
 and Spark's record of the commit re-runs that batch without writing committed rows again (docs/EXACTLY_ONCE.md).
 
-Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
+Streaming progress: PySpark's Python streaming API reports no source metrics (``metrics`` is ``{}``);
+:func:`kafkawire.spark.progress.offsets_behind_latest` computes Spark's Kafka source metrics from a progress
+entry. Streaming offsets live in the query's checkpoint; a restarted query continues right after the last
 committed offset. ``Trigger.AvailableNow`` reads what existed when the query started, honouring
 ``maxOffsetsPerTrigger`` per micro-batch.
 """

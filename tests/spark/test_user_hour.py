@@ -109,3 +109,26 @@ def test_an_unused_property_is_warned_once_per_query_not_per_task(filled, tmp_pa
     assert proc.stderr.count("'kafka.max.poll.records' was supplied but isn't used") == 1, proc.stderr[-6000:]
     # PySpark's own start-up warning about pandas 3 (kafkawire does not use pandas) is not printed.
     assert "FutureWarning" not in proc.stderr, proc.stderr[-6000:]
+
+
+def test_stream_progress_offsets_behind_latest_as_sparks_source_reports_them(spark, filled) -> None:  # type: ignore[no-untyped-def]
+    """PySpark's Python streaming API cannot report source metrics (``metrics`` stays ``{}``);
+    :func:`kafkawire.spark.progress.offsets_behind_latest` computes Spark's from the progress, and gives
+    what Spark's own ``format("kafka")`` reports for the same query."""
+    from kafkawire.spark.progress import offsets_behind_latest
+
+    bootstrap, topic = filled
+    first: dict[str, dict] = {}
+    for fmt in ("kafka", "kafkawire"):
+        df = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+              .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "100").load())
+        q = df.writeStream.format("memory").queryName(f"behind_{fmt}").trigger(availableNow=True).start()
+        try:
+            assert q.awaitTermination(300)
+            first[fmt] = q.recentProgress[0]["sources"][0]
+        finally:
+            q.stop()
+    spark_metrics = first["kafka"]["metrics"]
+    assert spark_metrics["maxOffsetsBehindLatest"] != "0", first["kafka"]  # the first batch read 100 of 400
+    assert first["kafkawire"]["metrics"] == {}  # what PySpark 4.2 allows a Python source
+    assert offsets_behind_latest(first["kafkawire"]) == spark_metrics, (first["kafkawire"], first["kafka"])
