@@ -87,7 +87,7 @@ class PendingResponse:
         return f"<PendingResponse {self.response_class.__name__} v{self.version} cid={self.correlation_id}>"
 
 
-def foreign_answer(head: bytes) -> str | None:
+def foreign_answer(head: bytes | bytearray) -> str | None:
     """What the first 4 bytes of a plaintext connection's response say when they are not a Kafka size
     prefix but another protocol's answer (None for anything else), with what to set.
 

@@ -65,17 +65,20 @@ log = logging.getLogger("kafkawire.producer")
 BytesLike = bytes | bytearray | memoryview
 
 
-def _nbytes(data: BytesLike | None) -> int:
-    """The size in bytes (a memoryview's ``len`` counts items, not bytes)."""
-    if data is None:
-        return 0
-    return data.nbytes if isinstance(data, memoryview) else len(data)
+def _as_bytes(data: BytesLike | str | None) -> bytes | None:
+    """A value or key as the buffer keeps it: ``str`` as UTF-8; a bytearray or memoryview copied (the caller
+    may change it before the batch is written; a memoryview's ``len`` counts items, not bytes)."""
+    if data is None or isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        return data.encode()
+    return bytes(data)
 
 
 @dataclass
 class _Buffer:
-    values: list[BytesLike | None] = field(default_factory=list)
-    keys: list[BytesLike | None] = field(default_factory=list)
+    values: list[bytes | None] = field(default_factory=list)
+    keys: list[bytes | None] = field(default_factory=list)
     headers: list[Sequence[tuple[str, bytes | None]] | None] = field(default_factory=list)
     timestamps: list[int] = field(default_factory=list)
     partitions: list[int | None] = field(default_factory=list)
@@ -261,10 +264,7 @@ class Producer:
         check_record_arguments(
             [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
         )
-        if isinstance(value, str):
-            value = value.encode()
-        if isinstance(key, str):
-            key = key.encode()
+        value, key = _as_bytes(value), _as_bytes(key)
         fut = DeliveryFuture(topic)
         for cb in (on_delivery, callback):
             if cb is not None:
@@ -287,7 +287,7 @@ class Producer:
             buf.timestamps.append(int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms))
             buf.partitions.append(partition)
             buf.futures.append(fut)
-            buf.nbytes += _nbytes(value) + _nbytes(key)
+            buf.nbytes += len(value or b"") + len(key or b"")
             full = len(buf.values) >= self.batch_records or buf.nbytes >= self.batch_bytes
             lingered = (now - buf.since) * 1000 >= self.linger_ms
         if full:
