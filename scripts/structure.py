@@ -12,7 +12,8 @@ Targets (exit status 1 when one is missed):
 * at most 12 ``.py`` files directly in ``kafkawire/client/``;
 * at most 15 places reaching another object's underscore names (``x._name`` where ``x`` is not ``self`` or
   ``cls``, and ``from m import _name`` from another module); the drop-in adapters' patching of
-  kafka-python/aiokafka (``kafkawire/compat/``) and PySpark's ``_jvm`` are inherent and listed apart;
+  kafka-python/aiokafka (``kafkawire/compat/``) and PySpark's JVM handles (``_jvm``, ``_jsparkSession``)
+  are inherent and listed apart; ``super()._name`` is the class's own;
 * ``duplicates`` (when on PATH): at most 40 pairs in ``kafkawire/``.
 
 Lines are physical lines of the file (docstrings and comments included), as ``wc -l`` counts them.
@@ -182,7 +183,10 @@ def underscore_reaches(mods: dict[str, Path]) -> tuple[list[str], list[str]]:
         for node in ast.walk(tree):
             hit = None
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+                # super()._x: the class's own (inherited) attribute, overridden here
+                inherited = isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "super"
+                if not (own or inherited):
                     hit = f"{rel}:{node.lineno} .{node.attr}"
             elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
                 privates = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
@@ -192,7 +196,7 @@ def underscore_reaches(mods: dict[str, Path]) -> tuple[list[str], list[str]]:
                     hit = f"{rel}:{node.lineno} import {', '.join(privates)} from {'.' * node.level}{mod}"
             if hit is None:
                 continue
-            if name.startswith("kafkawire.compat") or "._jvm" in hit or "._gateway" in hit:
+            if name.startswith("kafkawire.compat") or any(j in hit for j in ("._jvm", "._gateway", "._jsparkSession")):
                 inherent.append(hit)
             else:
                 counted.append(hit)

@@ -65,7 +65,8 @@ def free_port(host: str = LOOPBACK) -> int:
         return int(s.getsockname()[1])
 
 
-def _tail(path: Path | None, lines: int = 30) -> str:
+def log_tail(path: Path | None, lines: int = 30) -> str:
+    """The last ``lines`` lines of a broker's log file ("" when there is none): for start errors."""
     if path is None or not path.exists():
         return ""
     with open(path, "rb") as f:
@@ -150,11 +151,12 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
-_LIVE: weakref.WeakSet[Broker] = weakref.WeakSet()
+#: Every broker started and not yet stopped (stopped at interpreter exit).
+LIVE_BROKERS: weakref.WeakSet[Broker] = weakref.WeakSet()
 
 
 def _stop_all() -> None:
-    for broker in list(_LIVE):
+    for broker in list(LIVE_BROKERS):
         with contextlib.suppress(Exception):
             broker.stop()
 
@@ -454,7 +456,7 @@ class SubprocessBroker(Broker):
             # From now on restarts must come back on the same port: clients hold this address.
             self._fixed_port = True
             self._restartable = True
-            _LIVE.add(self)
+            LIVE_BROKERS.add(self)
             self._after_start()
             return self
 
@@ -473,7 +475,7 @@ class SubprocessBroker(Broker):
     def stop(self) -> None:
         with self._lock:
             self.kill_process()
-            _LIVE.discard(self)
+            LIVE_BROKERS.discard(self)
             if not self.keep_files:
                 for d in self._owned_dirs:
                     shutil.rmtree(d, ignore_errors=True)
@@ -481,13 +483,14 @@ class SubprocessBroker(Broker):
 
     def stderr_tail(self, lines: int = 30) -> str:
         """The last lines the broker wrote to stderr (for error messages)."""
-        return _tail(self.stderr_path, lines)
+        return log_tail(self.stderr_path, lines)
 
 
 # --------------------------------------------------------------------------------------------- noida
 
 
-def _package_file(package: str, *parts: str) -> Path:
+def package_file(package: str, *parts: str) -> Path:
+    """An executable shipped inside an installed wheel (made executable when the wheel lost the bit)."""
     import importlib.util
 
     spec = importlib.util.find_spec(package)

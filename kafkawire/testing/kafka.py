@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .brokers import _LIVE, BrokerStartError, SubprocessBroker, _tail, free_port, java_binary
+from .brokers import LIVE_BROKERS, BrokerStartError, SubprocessBroker, free_port, java_binary, log_tail
 from .maven import MavenError, classpath, resolve
 
 __all__ = [
@@ -464,7 +464,7 @@ class ApacheKafkaBroker(SubprocessBroker):
             self.bootstrap = f"{self.host}:{self.port}"
             self._fixed_port = True
             self._restartable = True
-            _LIVE.add(self)
+            LIVE_BROKERS.add(self)
             return self
 
     def _ready(self) -> bool:
@@ -494,7 +494,7 @@ class ApacheKafkaBroker(SubprocessBroker):
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the broker's log (stdout, where its log4j config sends everything)."""
-        return "\n".join(t for t in (_tail(self.stdout_path, lines), _tail(self.stderr_path, lines)) if t)
+        return "\n".join(t for t in (log_tail(self.stdout_path, lines), log_tail(self.stderr_path, lines)) if t)
 
     def restart(self, *, graceful: bool = False) -> None:
         """Stop the broker and start it again on the same ports with the same log directories.

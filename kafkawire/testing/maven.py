@@ -52,7 +52,8 @@ def _pom(coordinates: Sequence[str]) -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive file lock on ``path`` (so that two processes do not unpack into one cache)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -83,7 +84,7 @@ def resolve(name: str, coordinates: Sequence[str], *, timeout: float = 900.0) ->
     marker = target / ".complete"
     if marker.exists():
         return target
-    with _locked(target.with_name(f".{target.name}.lock")):
+    with locked(target.with_name(f".{target.name}.lock")):
         if marker.exists():  # another process finished while this one waited
             return target
         mvn = shutil.which("mvn")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .brokers import (
-    _LIVE,
+    LIVE_BROKERS,
     Broker,
     BrokerStartError,
     wait_for_port,
@@ -156,14 +156,14 @@ class MockCluster(Broker):
             for addr in self.bootstrap.split(","):
                 h, _, p = addr.rpartition(":")
                 wait_for_port(h, int(p), 10.0, what="mock broker")
-            _LIVE.add(self)
+            LIVE_BROKERS.add(self)
             return self
 
     def stop(self) -> None:
         with self._lock:
             mc, rk = self._mc, self._rk
             self._mc = self._rk = None
-            _LIVE.discard(self)
+            LIVE_BROKERS.discard(self)
             if mc is None:
                 return
             lib = _librdkafka()

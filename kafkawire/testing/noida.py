@@ -19,7 +19,7 @@ from typing import Any
 
 from .brokers import (
     SubprocessBroker,
-    _package_file,
+    package_file,
 )
 
 __all__ = ["NoidaBroker", "noida_binary"]
@@ -27,7 +27,7 @@ __all__ = ["NoidaBroker", "noida_binary"]
 
 def noida_binary() -> Path:
     """Path of the ``noida-db`` executable inside the ``noida-db`` wheel."""
-    return _package_file("noida_db", "noida-db.exe" if os.name == "nt" else "noida-db")
+    return package_file("noida_db", "noida-db.exe" if os.name == "nt" else "noida-db")
 
 
 class NoidaBroker(SubprocessBroker):

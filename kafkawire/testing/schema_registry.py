@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .brokers import BrokerStartError, SubprocessBroker
-from .maven import MavenError, _locked, cache_root
+from .maven import MavenError, cache_root, locked
 
 __all__ = ["APICURIO_VERSION", "SchemaRegistryServer", "apicurio_home", "start_schema_registry"]
 
@@ -52,7 +52,7 @@ def apicurio_home(version: str = APICURIO_VERSION, *, timeout: float = 900.0) ->
     marker = target / ".complete"
     if marker.exists():
         return target
-    with _locked(target.with_name(f".{target.name}.lock")):
+    with locked(target.with_name(f".{target.name}.lock")):
         if marker.exists():
             return target
         mvn = shutil.which("mvn")

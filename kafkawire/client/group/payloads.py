@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from ...errors import ProtocolError
 
 __all__ = [
+    "PayloadReader",
+    "encode_string",
     "encode_subscription",
     "decode_subscription",
     "decode_subscription_full",
@@ -33,7 +35,7 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-class _Reader:
+class PayloadReader:
     """Bounds-checked big-endian reader; any overrun is a :class:`ProtocolError`."""
 
     def __init__(self, data: bytes | bytearray | memoryview) -> None:
@@ -85,7 +87,8 @@ class _Reader:
         return n
 
 
-def _string(s: str) -> bytes:
+def encode_string(s: str) -> bytes:
+    """A consumer protocol string: int16 length, then the UTF-8 bytes (also the sticky user data's)."""
     raw = s.encode("utf-8")
     return _I16.pack(len(raw)) + raw
 
@@ -105,7 +108,7 @@ def encode_subscription(
     out = bytearray(_I16.pack(version))
     out += _I32.pack(len(topics))
     for t in topics:
-        out += _string(t)
+        out += encode_string(t)
     out += _I32.pack(-1) if user_data is None else _I32.pack(len(user_data)) + user_data
     if version >= 1:
         by_topic: dict[str, list[int]] = defaultdict(list)
@@ -113,7 +116,7 @@ def encode_subscription(
             by_topic[t].append(p)
         out += _I32.pack(len(by_topic))
         for t, ps in by_topic.items():
-            out += _string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
+            out += encode_string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
     if version >= 2:
         out += _I32.pack(generation)
     if version >= 3:
@@ -135,7 +138,7 @@ class Subscription:
 
 def decode_subscription_full(data: bytes | bytearray | memoryview) -> Subscription:
     """Every field of a ConsumerProtocolSubscription v0-v3 (later versions: the fields known here)."""
-    r = _Reader(data)
+    r = PayloadReader(data)
     version = r.i16()
     if version < 0:
         raise ProtocolError("negative consumer protocol version")
@@ -156,7 +159,7 @@ def decode_subscription_full(data: bytes | bytearray | memoryview) -> Subscripti
 
 def decode_subscription(data: bytes | bytearray | memoryview) -> list[str]:
     """Topics of a ConsumerProtocolSubscription of any version."""
-    r = _Reader(data)
+    r = PayloadReader(data)
     if r.i16() < 0:
         raise ProtocolError("negative consumer protocol version")
     return [r.string() for _ in range(r.count())]
@@ -171,7 +174,7 @@ def encode_assignment(
     items = [(t, sorted(ps)) for t, ps in sorted(partitions.items())]
     out += _I32.pack(len(items))
     for t, ps in items:
-        out += _string(t)
+        out += encode_string(t)
         out += _I32.pack(len(ps))
         for p in ps:
             out += _I32.pack(p)
@@ -183,7 +186,7 @@ def decode_assignment(data: bytes | bytearray | memoryview | None) -> dict[str, 
     """Partitions of a ConsumerProtocolAssignment of any version (empty bytes: nothing assigned)."""
     if not data:
         return {}
-    r = _Reader(data)
+    r = PayloadReader(data)
     if r.i16() < 0:
         raise ProtocolError("negative consumer protocol version")
     out: dict[str, list[int]] = {}

@@ -49,7 +49,7 @@ class DeliveryFuture:
 
     __slots__ = ("topic", "_cond", "_done", "_metadata", "_error", "_callbacks", "_waiter")
 
-    def __init__(self, topic: str) -> None:
+    def __init__(self, topic: str, *, waiter: Callable[[DeliveryFuture], object] | None = None) -> None:
         self.topic = topic
         self._cond = threading.Condition()
         self._done = False
@@ -58,7 +58,7 @@ class DeliveryFuture:
         self._callbacks: list[Callable[[DeliveryFuture], object]] = []
         # Called by a waiter before it blocks (the producer writes the record's buffer itself when the
         # waiting thread is its own sender, which could otherwise never write it); dropped once done.
-        self._waiter: Callable[[DeliveryFuture], object] | None = None
+        self._waiter = waiter
 
     def done(self) -> bool:
         """True once the record was acknowledged or failed."""
@@ -95,21 +95,23 @@ class DeliveryFuture:
                 raise KafkaTimeoutError(f"delivery to {self.topic!r} not known within {timeout} s")
 
     def _resolve(self, metadata: RecordMetadata | None, error: BaseException | None) -> None:
-        if self._complete(metadata, error):
-            self._fire()
+        if self.settle(metadata, error):
+            self.run_callbacks()
 
-    def _complete(self, metadata: RecordMetadata | None, error: BaseException | None) -> bool:
-        """Set the result and wake waiters, without running callbacks (see :meth:`_fire`): the producer
-        completes futures under its lock and runs callbacks after releasing it. False when already done."""
+    def settle(self, metadata: RecordMetadata | None, error: BaseException | None) -> bool:
+        """For the producer: set the result and wake waiters, without running callbacks (see
+        :meth:`run_callbacks`), since the producer completes futures under its lock and runs callbacks after
+        releasing it. True when this call completed the future and callbacks wait to be run."""
         with self._cond:
             if self._done:
                 return False
             self._metadata, self._error, self._done = metadata, error, True
             self._waiter = None
             self._cond.notify_all()
-        return True
+            # Stable once done: a callback added from now on is run by add_done_callback itself.
+            return bool(self._callbacks)
 
-    def _fire(self) -> None:
+    def run_callbacks(self) -> None:
         """Run the callbacks registered before the future completed (once)."""
         with self._cond:
             callbacks, self._callbacks = self._callbacks, []
@@ -133,6 +135,7 @@ def as_done_callback(callback: DeliveryCallback) -> Callable[[DeliveryFuture], o
     """Wrap a confluent-style ``callback(err, metadata)`` for :meth:`DeliveryFuture.add_done_callback`."""
 
     def call(fut: DeliveryFuture) -> object:
-        return callback(fut._error, fut._metadata)
+        error = fut.exception(0)
+        return callback(error, None if error is not None else fut.result(0))
 
     return call

@@ -41,7 +41,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,7 +125,11 @@ class _SenderState:
 _MAX_NAP = 0.05  # seconds
 
 
-def _sender_main(ref: weakref.ReferenceType[Producer], state: _SenderState) -> None:
+def _sender_main(
+    due_ref: weakref.WeakMethod[Callable[[float], tuple[list[str], float | None]]],
+    write_ref: weakref.WeakMethod[Callable[[list[str]], None]],
+    state: _SenderState,
+) -> None:
     """The background sender: writes every buffer whose ``linger_ms`` has passed. Holds the producer only
     while working (a weak reference otherwise), so a producer dropped without ``close()`` is collected and
     its ``__del__`` stops this thread.
@@ -136,17 +140,17 @@ def _sender_main(ref: weakref.ReferenceType[Producer], state: _SenderState) -> N
     most a nap after its ``linger_ms``."""
     nap = 0.0
     while True:
-        producer = ref()
-        if producer is None:
+        find_due, write = due_ref(), write_ref()  # the producer's _due and _write_background, bound
+        if find_due is None or write is None:
             return
         try:
             with state.cond:
                 if state.stop:
                     return
                 state.kick = False
-                due, wait = producer._due(time.monotonic())
+                due, wait = find_due(time.monotonic())
                 if not due:
-                    producer = None  # may run the producer's __del__ here, which sets stop
+                    find_due = write = None  # may run the producer's __del__ here, which sets stop
                     if wait is None:
                         nap, state.idle = 0.0, True
                     else:
@@ -156,13 +160,13 @@ def _sender_main(ref: weakref.ReferenceType[Producer], state: _SenderState) -> N
                     state.idle = False
                     continue
             nap = 0.0
-            producer._write_background(due)
+            write(due)
         except Exception:  # never let the thread die silently: the next flush() still writes everything
             log.exception("kafkawire producer sender: unexpected error")
             with state.cond:  # back off, but a close() or a dropped producer still stops the thread at once
                 state.cond.wait_for(lambda: state.stop, 0.1)
         finally:
-            producer = None
+            find_due = write = None
 
 
 class Producer:
@@ -265,11 +269,10 @@ class Producer:
             [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
         )
         value, key = _as_bytes(value), _as_bytes(key)
-        fut = DeliveryFuture(topic)
+        fut = DeliveryFuture(topic, waiter=self._waiter)
         for cb in (on_delivery, callback):
             if cb is not None:
                 fut.add_done_callback(as_done_callback(cb))
-        fut._waiter = self._waiter
         now = time.monotonic()
         with self._lock:
             if self._closed or self._closing:
@@ -317,7 +320,10 @@ class Producer:
         t = self._sender
         if t is None or not t.is_alive():
             t = self._sender = threading.Thread(
-                target=_sender_main, args=(weakref.ref(self), state), name="kafkawire-producer-sender", daemon=True
+                target=_sender_main,
+                args=(weakref.WeakMethod(self._due), weakref.WeakMethod(self._write_background), state),
+                name="kafkawire-producer-sender",
+                daemon=True,
             )
             t.start()
         elif state.idle:  # a sender that is napping wakes on its own
@@ -387,7 +393,7 @@ class Producer:
                     fut = completed.popleft()
                 except IndexError:
                     return
-                fut._fire()
+                fut.run_callbacks()
 
     def _write_topic(
         self,
@@ -649,7 +655,7 @@ class Producer:
                 dropped = RecordDroppedError("the transaction was aborted before the record was written")
                 for buf in self._buffers.values():
                     for fut in buf.futures:
-                        if fut._complete(None, dropped) and fut._callbacks:
+                        if fut.settle(None, dropped):
                             self._completed.append(fut)
                 self._buffers.clear()
                 self._failures.clear()  # their records belonged to the aborted transaction
@@ -724,13 +730,13 @@ def _resolve(
     for j, i in enumerate(rows):
         fut = buf.futures[i]
         if j in failed:
-            ok = fut._complete(None, failed[j])
+            ok = fut.settle(None, failed[j])
         elif j < len(parts) and (failure is None or offsets[j] >= 0):
             ts = times[j] if times[j] >= 0 else buf.timestamps[i]
-            ok = fut._complete(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
+            ok = fut.settle(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
         else:  # neither acknowledged nor handed back: the call's error is all that is known
-            ok = fut._complete(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
-        if ok and fut._callbacks:  # stable once complete: add_done_callback then runs the callback itself
+            ok = fut.settle(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
+        if ok:  # callbacks to run (settle says so only once)
             completed.append(fut)
     return completed
 

@@ -180,7 +180,9 @@ class TransactionManager(ProducerState):
     the caller holds ``cluster.lock``. Not thread-safe on its own (the producer serialises calls).
     """
 
-    def __init__(self, transactional_id: str, transaction_timeout_ms: int = 60_000) -> None:
+    def __init__(
+        self, transactional_id: str, transaction_timeout_ms: int = 60_000, *, resumed: TransactionHandle | None = None
+    ) -> None:
         super().__init__()
         if not transactional_id:
             raise ValueError("transactional_id must be a non-empty string")
@@ -196,6 +198,11 @@ class TransactionManager(ProducerState):
         self.transaction_v2 = False
         self._resumed_v2: bool | None = None  # a resumed handle's protocol (None: ask the broker)
         self._features_epoch = -1  # finalized-features epoch that transaction_v2 was last decided from
+        if resumed is not None:  # resume(): the transaction another process handed over
+            self.producer_id, self.producer_epoch = resumed.producer_id, resumed.producer_epoch
+            self.state = TransactionState.IN_TRANSACTION
+            self._resumed = True
+            self._resumed_v2 = resumed.transaction_v2
 
     @property
     def max_produce_version(self) -> int:  # type: ignore[override]
@@ -420,12 +427,7 @@ class TransactionManager(ProducerState):
     @classmethod
     def resume(cls, handle: TransactionHandle) -> TransactionManager:
         """A manager in the transaction of ``handle``, ready for :meth:`end` (Flink's resumeTransaction)."""
-        manager = cls(handle.transactional_id)
-        manager.producer_id, manager.producer_epoch = handle.producer_id, handle.producer_epoch
-        manager.state = TransactionState.IN_TRANSACTION
-        manager._resumed = True
-        manager._resumed_v2 = handle.transaction_v2
-        return manager
+        return cls(handle.transactional_id, resumed=handle)
 
     def begin(self) -> None:
         """Start a transaction (no request: the coordinator learns of it with the first partition)."""
