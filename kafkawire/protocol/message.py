@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ProtocolError
 from . import _compile
@@ -26,10 +26,27 @@ _DECODE_ERRORS = (struct.error, IndexError, ValueError, UnicodeDecodeError, Over
 _ENCODE_ERRORS = (struct.error, AttributeError, TypeError, ValueError, OverflowError, UnicodeEncodeError)
 
 
-class Struct:
+if TYPE_CHECKING:
+
+    class _StructMeta(type):
+        # Nested struct classes (``JoinGroupRequest.JoinGroupRequestProtocol``) are generated attributes.
+        def __getattr__(cls, name: str) -> Any: ...
+
+else:
+    _StructMeta = type
+
+
+class Struct(metaclass=_StructMeta):
     """Base of every generated struct class: equality, repr and dict conversion over its fields."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # Generated from the schemas at import: a type checker sees every field as a keyword argument of
+        # the constructor and an attribute of type Any (the schemas, not Python annotations, define them).
+        def __init__(self, **fields: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
     #: Field names in schema order.
     FIELDS: ClassVar[tuple[str, ...]] = ()
     #: The schema node this class was built from.
