@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 _names = itertools.count()
+_EXACT = decimal.Context(prec=100)
 
 PRIMITIVES = ["null", "boolean", "int", "long", "float", "double", "bytes", "string"]
 LOGICAL = [
@@ -111,10 +112,10 @@ def values(draw: Any, s: Any) -> Any:
     if lt == "decimal" and t == "bytes":
         digits = s["precision"]
         unscaled = draw(st.integers(-(10 ** digits) + 1, 10 ** digits - 1))
-        return decimal.Decimal(unscaled).scaleb(-s["scale"])
+        return decimal.Decimal(unscaled).scaleb(-s["scale"], context=_EXACT)  # the default context rounds at 28
     if lt == "decimal" and t == "fixed":
         unscaled = draw(st.integers(-(10 ** 18) + 1, 10 ** 18 - 1))
-        return decimal.Decimal(unscaled).scaleb(-s["scale"])
+        return decimal.Decimal(unscaled).scaleb(-s["scale"], context=_EXACT)
     if lt == "duration":
         return struct.pack("<III", draw(st.integers(0, 1 << 31)), draw(st.integers(0, 1 << 31)),
                            draw(st.integers(0, (1 << 32) - 1)))
@@ -155,6 +156,10 @@ def normalise(s: Any, v: Any, *, fastavro_side: bool) -> Any:
         nonnull = [b for b in s if b != "null"]
         if len(nonnull) == 1:
             return normalise(nonnull[0], v, fastavro_side=fastavro_side)
+        if "bytes" in s and "string" in s and isinstance(v, str):
+            # the Avro specification lets a reader resolve a writer's string branch to either branch; Java
+            # (and kafkawire) take the exact match first, fastavro the first that promotes: same content
+            return v.encode("utf-8")
         return _norm_any(v)  # multi-branch unions hold primitives and {x: long} records only
     if isinstance(s, str):
         s = {"type": s}
