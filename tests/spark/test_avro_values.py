@@ -136,3 +136,30 @@ def test_write_with_value_format_avro(spark: Any, kafka_broker: Any, registry: A
         (spark.range(3).selectExpr("cast(id as string) as value").write.format("kafkawire").mode("append")
          .option("kafka.bootstrap.servers", kafka_broker.bootstrap).option("topic", topic)
          .option("valueFormat", "avro").option("schema.registry.url", registry.url).save())
+
+
+def test_key_format_avro_decodes_the_key_column(registry: Any) -> None:
+    """keyFormat=avro with the default <topic>-key subject, on the Arrow batches the reader hands to Spark."""
+    import pyarrow as pa
+
+    from kafkawire.serde import SchemaRegistry, encode_avro
+    from kafkawire.spark.values import value_decoding
+
+    topic = unique_topic("avro-key")
+    reg = SchemaRegistry(registry.url)
+    key_schema = {"type": "record", "name": "K", "fields": [{"name": "user", "type": "string"}]}
+    keys = encode_avro(pa.table({"user": ["ann", "bob"]}), reg, subject=f"{topic}-key", schema=key_schema)
+    decoding = value_decoding({"keyFormat": "avro", "schema.registry.url": registry.url}, [topic])
+    assert decoding is not None and decoding.value_schema is None
+    batch = pa.RecordBatch.from_arrays([keys.to_arrow(), pa.array([b"v1", b"v2"]), pa.array([5, 6], pa.int64())],
+                                       names=["key", "value", "offset"])
+    out = decoding.decode(batch, partition=0)
+    assert out.column("key").to_pylist() == [{"user": "ann"}, {"user": "bob"}]
+    assert out.column("value").to_pylist() == [b"v1", b"v2"]
+    assert decoding.spark_schema(_kafka_schema()).simpleString().startswith("struct<key:struct<user:string>")
+
+
+def _kafka_schema() -> Any:
+    from kafkawire.spark.source import kafka_schema
+
+    return kafka_schema(False)
