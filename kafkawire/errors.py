@@ -19,6 +19,8 @@ The compiled core and the pure-Python reference raise the same classes on the sa
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "KafkaWireError",
     "CorruptRecordError",
@@ -56,7 +58,7 @@ class CrcMismatchError(CorruptRecordError):
             f"stored 0x{stored:08x}, computed 0x{computed:08x}"
         )
 
-    def __reduce__(self):  # keep picklable across processes (Spark executors)
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep picklable across processes (Spark executors)
         return (type(self), (self.base_offset, self.last_offset, self.stored, self.computed))
 
 
@@ -89,7 +91,7 @@ class RecordTooLargeError(KafkaWireError):
             what = f"record batch at offset {offset} needs {size} bytes but only {available} were fetched"
         super().__init__(f"{what}; raise the fetch size (max_partition_bytes / max_bytes)")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.offset, self.size, self.available))
 
 

@@ -38,6 +38,7 @@ This module depends on nothing outside the installed package, so it works from a
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import struct
 import sys
@@ -268,7 +269,7 @@ def run_benchmarks(
         if peer.get("slow") and records > slow_records:
             part = b"".join(batches[: max(1, slow_records // batch_size)])
         n = _batch_records(part)
-        add(case, name, n, _median_seconds(lambda p=peer, d=part: _peer_decode(p["memory_records"], d), repeat, n))
+        add(case, name, n, _median_seconds(functools.partial(_peer_decode, peer["memory_records"], part), repeat, n))
 
     # encode ------------------------------------------------------------------------------------------
     case = "encode"
@@ -279,7 +280,7 @@ def run_benchmarks(
     for name, peer in peers.items():
         n = min(records, slow_records) if peer.get("slow") else records
         add(case, name, n, _median_seconds(
-            lambda p=peer, k=n: _peer_encode(p["builder"], key_list[:k], value_list[:k], batch_size, cid), repeat))
+            functools.partial(_peer_encode, peer["builder"], key_list[:n], value_list[:n], batch_size, cid), repeat))
 
     # consume end to end ------------------------------------------------------------------------------
     if bootstrap:
@@ -332,6 +333,7 @@ def _bench_broker(
         startup.append(StartUp(case, contender, seconds))
         log(f"{case:>8} {contender:<20} start-up {seconds * 1e3:8.1f} ms")
 
+    confluent_kafka: Any
     try:
         import confluent_kafka
     except ImportError:

@@ -89,7 +89,7 @@ def _ids(v: tuple[int, ...] | None) -> str:
     return "-" if v is None else ",".join(map(str, v))
 
 
-def _out(rows: list[tuple], header: tuple[str, ...], as_json: bool) -> None:
+def _out(rows: list[tuple[Any, ...]], header: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         keys = [h.lower().replace("-", "_") for h in header]
         print(json.dumps([dict(zip(keys, r)) for r in rows]))

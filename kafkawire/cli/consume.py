@@ -286,7 +286,7 @@ class _StopSignals:
 def _stop_signals() -> Iterator[_StopSignals]:
     """Install :class:`_StopSignals` for SIGTERM and SIGINT while consuming (main thread only)."""
     stops = _StopSignals()
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, stops.handler)
@@ -325,7 +325,7 @@ def _read_assigned(args: argparse.Namespace, client: Any, writer: Any, stops: _S
     # The one bounded range reader: every partition up to the end offsets seen at start (open-ended
     # with --follow), fetched together; gaps, control records and idle backoff are handled there.
     # Records the log no longer has (retention) are skipped, as a consumer with auto.offset.reset does.
-    reader = read_ranges(
+    reader: Any = read_ranges(  # a generator: closed below
         client,
         {(topic, p): (positions[p], None if ends is None else ends[p]) for p in partitions},
         deadline=Deadline(None),  # ended by the end offsets, --max-records or a signal

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,7 @@ def _broker(args: argparse.Namespace) -> Iterator[str]:
         broker.stop()
 
 
-def _produce(client, args: argparse.Namespace) -> tuple[int, float]:
+def _produce(client: Any, args: argparse.Namespace) -> tuple[int, float]:
     from tqdm import tqdm
 
     start_ms = int(time.time() * 1000) - 3_600_000
@@ -99,7 +100,7 @@ def _produce(client, args: argparse.Namespace) -> tuple[int, float]:
     return total, time.perf_counter() - t0
 
 
-def _spark_job(bootstrap: str, args: argparse.Namespace) -> dict:
+def _spark_job(bootstrap: str, args: argparse.Namespace) -> dict[str, Any]:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -178,7 +179,7 @@ def _spark_job(bootstrap: str, args: argparse.Namespace) -> dict:
     }
 
 
-def _read_back(client, args: argparse.Namespace) -> tuple[int, float]:
+def _read_back(client: Any, args: argparse.Namespace) -> tuple[int, float]:
     t0 = time.perf_counter()
     total = 0
     ends = client.list_offsets(args.topic, timestamp="latest")

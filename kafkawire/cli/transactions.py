@@ -139,7 +139,7 @@ def _abort(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(rows: list[tuple], header: tuple[str, ...], as_json: bool) -> None:
+def _print(rows: list[tuple[Any, ...]], header: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         keys = [h.lower().replace("-", "_") for h in header]
         print(json.dumps([dict(zip(keys, r)) for r in rows]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from ..errors import KafkaWireError
 
@@ -54,7 +55,7 @@ class KafkaDataLossError(KafkaSparkError):
             f"source option failOnDataLoss to false. Reason: {reason}"
         )
 
-    def __reduce__(self):  # picklable: raised on executors, re-raised on the driver
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable: raised on executors, re-raised on the driver
         return (type(self), (self.reason,))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -106,7 +106,8 @@ class SourceOptions:
             return topic in self.strategy_value
         if self.strategy == SUBSCRIBE_PATTERN:
             return re.fullmatch(str(self.strategy_value), topic) is not None
-        return any(t == topic for t, _ in self.strategy_value)  # type: ignore[misc]
+        assigned: tuple[TopicPartition, ...] = self.strategy_value  # type: ignore[assignment]  # assign: pairs
+        return any(t == topic for t, _ in assigned)
 
 
 @dataclass(frozen=True)
@@ -398,7 +399,10 @@ def _check_offset_limit_validity(start: OffsetSpec, end: OffsetSpec) -> None:
         return
     s, e = start.per_partition or {}, end.per_partition or {}
     if set(s) != set(e):
-        fmt = lambda tps: "Set(" + ", ".join(sorted(tp_str(*tp) for tp in tps)) + ")"  # noqa: E731
+
+        def fmt(tps: Iterable[TopicPartition]) -> str:
+            return "Set(" + ", ".join(sorted(tp_str(*tp) for tp in tps)) + ")"
+
         raise InvalidOptionError(
             "[MISMATCHED_TOPIC_PARTITIONS_BETWEEN_START_OFFSET_AND_END_OFFSET] The specified start offset and end "
             "offset should have the same topic-partitions. "

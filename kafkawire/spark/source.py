@@ -214,7 +214,7 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         """Driver-side calls bounded by kafka.default.api.timeout.ms, their errors led by the cause."""
         return driver_errors(what, api_timeout_ms(self.opts.kafka_params))
 
-    def initialOffset(self) -> dict:
+    def initialOffset(self) -> dict[str, Any]:
         with self._driver("the query's initial offsets"):
             tps = self.access.topic_partitions(self.opts, missing_topic="warn")
             return offsets_to_json(resolve(self.opts.starting, tps, self.access, is_start=True))
@@ -237,11 +237,11 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         tps = self.access.topic_partitions(self.opts)
         return self.access.latest_offsets(tps)
 
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         with self._driver("the latest offsets"):
             return self._latest_offset(start, limit)
 
-    def _latest_offset(self, start: dict, limit: ReadLimit) -> dict:
+    def _latest_offset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = offsets_from_json(start)
         latest = self._latest()
         deleted = [tp for tp in begin if tp not in latest]
@@ -269,18 +269,18 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
             self._last_trigger = time.monotonic()
         return out
 
-    def reportLatestOffset(self) -> dict | None:
+    def reportLatestOffset(self) -> dict[str, Any] | None:
         tps = self.access.topic_partitions(self.opts)
         return offsets_to_json(self.access.latest_offsets(tps))
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         if not self._codec_reported:  # this reader lives in one driver-side worker for the whole query
             self._codec_reported = True
             codec_report.report_planner()
         with self._driver("the offsets of a micro-batch"):
             return self._partitions(start, end)
 
-    def _partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def _partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         begin, stop = offsets_from_json(start), offsets_from_json(end)
         new = [tp for tp in stop if tp not in begin]
         if new:
@@ -298,7 +298,7 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
     def read(self, partition: InputPartition) -> Iterator[Any]:
         return _read(self.opts, partition, self.values)
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: the checkpoint is the source of truth (Spark calls this one batch late)."""
 
     def stop(self) -> None:
@@ -354,7 +354,7 @@ def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = N
     return KafkaCommitMessage(sent, dataclasses.astuple(handle))
 
 
-def _end_transactions(opts: SinkOptions, messages: list, commit: bool) -> None:
+def _end_transactions(opts: SinkOptions, messages: list[Any], commit: bool) -> None:
     """The driver's side of exactlyOnce: EndTxn for every task's transaction (commit, or abort)."""
     from ..client import TransactionHandle, end_transaction
 
@@ -385,10 +385,10 @@ class KafkaBatchWriter(DataSourceArrowWriter):
             iterator = self.values.encode_all(iterator)
         return _write(self.opts, iterator, self.txn_prefix)
 
-    def commit(self, messages: list) -> None:
+    def commit(self, messages: list[Any]) -> None:
         _end_transactions(self.opts, messages, commit=True)
 
-    def abort(self, messages: list) -> None:
+    def abort(self, messages: list[Any]) -> None:
         _end_transactions(self.opts, messages, commit=False)
 
 
@@ -420,11 +420,11 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         # Every field of the handle, the transaction protocol it was written with included (EndTxn must speak it).
         return KafkaCommitMessage(sent, dataclasses.astuple(handle))
 
-    def commit(self, messages: list, batchId: int) -> None:  # noqa: N803 (Spark's name)
+    def commit(self, messages: list[Any], batchId: int) -> None:  # noqa: N803 (Spark's name)
         """Without exactlyOnce records are visible once acknowledged; with it, the tasks' transactions end here."""
         _end_transactions(self.opts, messages, commit=True)
 
-    def abort(self, messages: list, batchId: int) -> None:  # noqa: N803
+    def abort(self, messages: list[Any], batchId: int) -> None:  # noqa: N803
         """Without exactlyOnce what was sent stays; with it, the tasks' transactions are aborted (best effort)."""
         from ..client import TransactionHandle
         from .transactions import abort_transactions
