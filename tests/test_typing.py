@@ -55,3 +55,27 @@ def test_mypy_sees_kafkawire_types(tmp_path: Path) -> None:
     assert 'Incompatible types in assignment (expression has type "int", variable has type "str")' in out, out
     assert '"RecordColumns" has no attribute "offsets"' in out, out
     assert 'Argument 2 to "fetch" of "Client" has incompatible type "str"; expected "int"' in out, out
+
+
+@pytest.mark.slow  # builds a wheel and a venv
+@pytest.mark.timeout(1800)
+def test_user_script_beside_a_non_editable_install(tmp_path: Path) -> None:
+    """Issue 25, item 9: a user's script, in a directory of its own, type-checked against kafkawire installed
+    from the wheel (not the checkout): mypy finds the package (``py.typed`` is in the wheel) and accepts
+    every call of the script."""
+    from test_readme_blocks import _build_wheel, _clean_env, _make_venv
+
+    wheel = _build_wheel(tmp_path / "dist")
+    python = _make_venv(tmp_path / "venv", wheel, frozenset())
+    work = tmp_path / "user"
+    work.mkdir()
+    script = work / "user_script.py"
+    script.write_text(USER_SCRIPT.read_text())
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--python-executable", str(python), "--no-incremental",
+         "--follow-imports=silent", str(script)],
+        # No PYTHONPATH (mypy asks the venv's interpreter for its sys.path): only the installed wheel counts.
+        cwd=work, capture_output=True, text=True, timeout=900, check=False, env=_clean_env(),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success: no issues found" in proc.stdout
