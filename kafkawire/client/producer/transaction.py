@@ -173,6 +173,14 @@ def _speaks(conn: BrokerConnection, api: type, version: int) -> bool:
     return True
 
 
+def _version(conn: BrokerConnection, request: Any, v2: bool, v2_version: int, v1_max: int) -> int:
+    """The version of a transaction request: exactly ``v2_version`` under transaction protocol v2 (KIP-890
+    part 2; the broker must speak it), else the highest both sides speak up to ``v1_max``."""
+    if v2:
+        return min(conn.version_for(request, v2_version), v2_version)
+    return min(conn.version_for(request), v1_max)
+
+
 class TransactionManager(ProducerState):
     """Producer id, epoch, sequence numbers and transaction state of one ``transactional_id``.
 
@@ -514,10 +522,7 @@ class TransactionManager(ProducerState):
         self, cluster: Cluster, d: Deadline, group: GroupMetadata, by_topic: dict[str, list[Any]], v2: bool
     ) -> None:
         conn = cluster.coordinator(group.group_id, d)
-        if v2:
-            version = min(conn.version_for(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2), TXN_OFFSET_COMMIT_V2)
-        else:
-            version = min(conn.version_for(TxnOffsetCommitRequest), TXN_OFFSET_COMMIT_MAX)
+        version = _version(conn, TxnOffsetCommitRequest, v2, TXN_OFFSET_COMMIT_V2, TXN_OFFSET_COMMIT_MAX)
         req = TxnOffsetCommitRequest(
             transactional_id=self.transactional_id,
             group_id=group.group_id,
@@ -560,10 +565,7 @@ class TransactionManager(ProducerState):
             def attempt(d: Deadline) -> None:
                 conn = self._coordinator(cluster, d)
                 v2 = self._end_with_v2(cluster, conn)
-                if v2:
-                    version = min(conn.version_for(EndTxnRequest, END_TXN_V2), END_TXN_V2)
-                else:
-                    version = min(conn.version_for(EndTxnRequest), END_TXN_MAX)
+                version = _version(conn, EndTxnRequest, v2, END_TXN_V2, END_TXN_MAX)
                 req = EndTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=self.producer_id,
