@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            broker = start_broker(args.kind, **options)
+            broker: Any = start_broker(args.kind, **options)  # pid, stderr_tail, shutdown: subprocess kinds
         except (BrokerStartError, OSError, ValueError) as e:
             raise CliError(f"{args.kind} broker did not start: {e}") from None
         try:

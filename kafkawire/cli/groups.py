@@ -136,7 +136,10 @@ def _describe(args: argparse.Namespace) -> int:
                 ("MEMBER-ID", "HOST", "CLIENT-ID", "ASSIGNMENT"),
             )
         if g["offsets"]:
-            dash = lambda v: "-" if v is None else v  # noqa: E731
+
+            def dash(v: Any) -> Any:
+                return "-" if v is None else v
+
             print_table(
                 [(p["topic"], p["partition"], dash(p["committed"]), p["end_offset"], dash(p["lag"]),
                   dash(p["member_id"])) for p in g["offsets"]],

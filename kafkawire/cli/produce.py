@@ -77,7 +77,7 @@ def _json_field_bytes(value: Any) -> bytes | None:
 
 def _records(args: argparse.Namespace, stream: IO[bytes]) -> Iterator[tuple[bytes | None, bytes]]:
     """``(key, value)`` for every record of the input, in order."""
-    fixed_key = None if args.key is None else args.key.encode("utf-8")
+    fixed_key: bytes | None = None if args.key is None else args.key.encode("utf-8")
     if args.format == "file":
         yield fixed_key, stream.read()
         return
@@ -99,17 +99,17 @@ def _records(args: argparse.Namespace, stream: IO[bytes]) -> Iterator[tuple[byte
             doc = json.loads(line)
         except ValueError as e:
             raise CliError(f"line {lineno}: not JSON ({e})") from None
-        key = fixed_key
+        doc_key = fixed_key
         if args.key_field is not None:
             if not isinstance(doc, dict):
                 raise CliError(f"line {lineno}: --key-field needs a JSON object, got {type(doc).__name__}")
-            key = _json_field_bytes(doc.get(args.key_field))
+            doc_key = _json_field_bytes(doc.get(args.key_field))
         value = line.strip()
         if args.value_field is not None:
             if not isinstance(doc, dict) or args.value_field not in doc:
                 raise CliError(f"line {lineno}: no field {args.value_field!r}")
             value = _json_field_bytes(doc[args.value_field]) or b""
-        yield key, value
+        yield doc_key, value
 
 
 def run(args: argparse.Namespace) -> int:

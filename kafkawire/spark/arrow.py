@@ -225,6 +225,7 @@ def batch_to_produce_groups(batch: pa.RecordBatch, topic_option: str | None) -> 
     if n == 0:
         return
     values = _as_binary(batch.column(names.index("value")))
+    assert values is not None  # check_write_schema requires the value column
     keys = _as_binary(batch.column(names.index("key"))) if "key" in names else None
     headers_col = batch.column(names.index("headers")) if "headers" in names else None
     if headers_col is not None and headers_col.null_count == n:
