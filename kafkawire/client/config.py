@@ -569,11 +569,8 @@ def _compression(prop: str, value: Any) -> str | None:
 
 def _offset_reset(prop: str, value: Any) -> str:
     text = str(value).strip().lower()
-    if text == "none":
-        raise ConfigError(prop, "'none' (fail when a partition has no committed offset) is not supported; "
-                          "use earliest or latest", value=text)
-    # librdkafka's synonyms too.
-    return _choice("earliest", "latest", aliases={"smallest": "earliest", "beginning": "earliest",
+    # librdkafka's synonyms too; "none" fails without a committed offset and raises LogTruncationError (KIP-320).
+    return _choice("earliest", "latest", "none", aliases={"smallest": "earliest", "beginning": "earliest",
                                                   "largest": "latest", "end": "latest"})(prop, text)
 
 

@@ -44,6 +44,8 @@ __all__ = [
     "KafkaConnectionError",
     "KafkaTimeoutError",
     "KeyStoreError",
+    "LogTruncationError",
+    "NoOffsetForPartitionError",
     "NoBrokersAvailableError",
     "ProduceFailedError",
     "RecordDroppedError",
@@ -184,6 +186,33 @@ class RecordsLostError(KafkaClientError):
 
     def __reduce__(self):  # picklable: raised in Spark executors, re-raised on the driver
         return (type(self), (self.lost,))
+
+
+class LogTruncationError(KafkaClientError):
+    """The log was truncated under a consumer (KIP-320; Java's ``LogTruncationException``): after a leader
+    change, the epoch of the last records it read ends, on the new leader, below its position, so records it
+    returned were never committed and others may now sit at their offsets. Raised by a consumer whose
+    ``auto_offset_reset`` is ``"none"`` (otherwise it goes back to the divergence point itself).
+    ``partition``, ``position`` and ``divergent_offset`` (the first offset known to diverge, or None when
+    the leader knows nothing of the epoch) say where."""
+
+    def __init__(self, partition: tuple[str, int], position: int, divergent_offset: int | None) -> None:
+        self.partition = partition
+        self.position = position
+        self.divergent_offset = divergent_offset
+        where = "an unknown offset" if divergent_offset is None else f"offset {divergent_offset}"
+        super().__init__(
+            f"{partition[0]}/{partition[1]}: the log was truncated below the position {position} after a "
+            f"leader change; it diverges from {where}"
+        )
+
+    def __reduce__(self):  # picklable, like the other client errors
+        return (type(self), (self.partition, self.position, self.divergent_offset))
+
+
+class NoOffsetForPartitionError(KafkaClientError):
+    """A consumer with ``auto_offset_reset="none"`` has no position to start from: no committed offset, or
+    its offset is out of range (Java's ``NoOffsetForPartitionException`` / ``OffsetOutOfRangeException``)."""
 
 
 class ConfigError(KafkaClientError, ValueError):

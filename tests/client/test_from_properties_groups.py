@@ -110,10 +110,14 @@ def test_java_only_properties_warn_naming_them_and_typos_raise():
     with pytest.raises(ConfigError) as info:
         producer_kwargs_from_properties({"bootstrap.servers": "h:1", "linger.sm": "5"})
     assert "linger.ms" in str(info.value)
+    # "none": no committed offset is an error, a truncated log raises LogTruncationError (KIP-320).
+    assert consumer_kwargs_from_properties({"bootstrap.servers": "h:1", "auto.offset.reset": "none"})[
+        "auto_offset_reset"
+    ] == "none"
     for prop, value in [
         ("partition.assignment.strategy", "org.example.MyAssignor"),
         ("group.protocol", "streams"),
-        ("auto.offset.reset", "none"),
+        ("auto.offset.reset", "never"),
         ("isolation.level", "committed"),
         ("enable.auto.commit", "yes"),
     ]:

@@ -29,7 +29,7 @@ from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
 from ..client import EARLIEST, LATEST, Client
 from ..cluster.retry import is_retriable
-from ..errors import KafkaClientError, KafkaTimeoutError
+from ..errors import KafkaClientError, KafkaTimeoutError, LogTruncationError, NoOffsetForPartitionError
 from ..group.assignors import STICKY_ASSIGNORS
 from ..group.classic import CommitFailedError, GroupMember, TopicPartition
 from ..group.kip848 import ConsumerGroupMember, GroupProtocolUnsupportedError
@@ -37,6 +37,7 @@ from ..group.payloads import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .listeners import call_listener
+from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
@@ -51,7 +52,11 @@ class Consumer:
     of a consumer group.
 
     ``auto_offset_reset``: where to start when a partition has no committed offset (or the offset is out
-    of range): ``"earliest"`` or ``"latest"``. ``enable_auto_commit``: commit positions every
+    of range): ``"earliest"``, ``"latest"``, or ``"none"`` (raise ``NoOffsetForPartitionError``).
+    Positions carry the leader epoch of the last record read (KIP-320): after a leader change the new
+    leader is asked where that epoch ends (OffsetForLeaderEpoch), and a log truncated below the position
+    (an unclean election) sends the partition back to the first offset known to diverge, or raises
+    ``LogTruncationError`` with ``"none"``, as Java's consumer does. ``enable_auto_commit``: commit positions every
     ``auto_commit_interval_ms`` from ``poll()``, before a rebalance and on :meth:`close`.
     ``session_timeout_ms`` / ``rebalance_timeout_ms`` / ``heartbeat_interval_ms``: group timing.
     ``max_bytes`` / ``max_wait_ms`` / ``isolation``: fetch settings. Pass ``client`` to share a
@@ -138,8 +143,8 @@ class Consumer:
             if client_options:
                 raise ValueError("client options given together with a client")
             self._own_client = False
-        if auto_offset_reset not in ("earliest", "latest"):
-            raise ValueError(f"auto_offset_reset must be 'earliest' or 'latest', not {auto_offset_reset!r}")
+        if auto_offset_reset not in ("earliest", "latest", "none"):
+            raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'none', not {auto_offset_reset!r}")
         self.client = client
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset
@@ -167,6 +172,11 @@ class Consumer:
         self._listener_error: BaseException | None = None
         self._assignment: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
+        # KIP-320: the leader epoch of the last record read before each position (absent: unknown, as after
+        # seek()), and the partition leader's epoch that position was last checked against.
+        self._epochs: dict[TopicPartition, int] = {}
+        self._leader_epochs: dict[TopicPartition, int] = {}
+        self._out_of_range_checked: set[TopicPartition] = set()  # validated once after OFFSET_OUT_OF_RANGE
         self._member: GroupMember | ConsumerGroupMember | None = None
         self._first_reconciliation = True
         if group_id is not None and group_protocol == "consumer":
@@ -303,7 +313,25 @@ class Consumer:
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""
-        self._positions[partition] = int(offset)
+        self._set_position(partition, int(offset), -1)
+
+    def _set_position(self, tp: TopicPartition, offset: int, epoch: int) -> None:
+        """Move ``tp`` to ``offset``, read under leader epoch ``epoch`` (-1 unknown: nothing to validate)."""
+        self._positions[tp] = offset
+        if epoch >= 0:
+            self._epochs[tp] = epoch
+        else:
+            self._epochs.pop(tp, None)
+        self._note_leader_epoch(tp)
+
+    def _note_leader_epoch(self, tp: TopicPartition) -> None:
+        """The position of ``tp`` stands in the log of the leader epoch the metadata shows now (none known
+        yet: the first one seen is taken as it, without a check)."""
+        current = leader_epoch_of(self.client.cluster, tp)
+        if current >= 0:
+            self._leader_epochs[tp] = current
+        else:
+            self._leader_epochs.pop(tp, None)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         self._reset(list(partitions or self._assignment), EARLIEST, self.client.deadline())
@@ -323,7 +351,7 @@ class Consumer:
             by_topic.setdefault(t, []).append(p)
         for t, ps in by_topic.items():
             for p, listed in self.client.list_offsets(t, ps, timestamp=which, deadline=deadline).items():
-                self._positions[(t, p)] = listed.offset
+                self._set_position((t, p), listed.offset, listed.leader_epoch)
 
     def _init_positions(self, tps: list[TopicPartition], deadline: Deadline) -> None:
         """Positions for partitions that have none: the committed offset, else ``auto_offset_reset``."""
@@ -333,11 +361,51 @@ class Consumer:
         if self.group_id is not None:
             for tp, c in self.client.committed(self.group_id, missing, deadline=deadline).items():
                 if c.offset >= 0:
-                    self._positions[tp] = c.offset
+                    self._set_position(tp, c.offset, c.leader_epoch)
                     self._committed_positions[tp] = c.offset
         missing = [tp for tp in missing if tp not in self._positions]
         if missing:
+            if self.auto_offset_reset == "none":
+                raise NoOffsetForPartitionError(
+                    f"no committed offset for {_names(missing)} and auto_offset_reset is 'none'"
+                )
             self._reset(missing, EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
+
+    def _validate(self, tps: list[TopicPartition], deadline: Deadline) -> None:
+        """KIP-320: partitions whose leader epoch changed since their position was last checked are asked
+        where the epoch of their last record ends on the new leader (OffsetForLeaderEpoch). An end below
+        the position means a truncated log: back to the divergence point (as Java's consumer does), or
+        :class:`LogTruncationError` when ``auto_offset_reset`` is ``"none"``."""
+        cluster = self.client.cluster
+        asked: dict[TopicPartition, int] = {}
+        for tp in tps:
+            current, known = leader_epoch_of(cluster, tp), self._leader_epochs.get(tp)
+            if known is None or current < 0 or tp not in self._epochs:
+                if known is None or tp not in self._epochs:
+                    self._note_leader_epoch(tp)  # nothing read under a known epoch: nothing to check
+                continue
+            if current != known:
+                asked[tp] = self._epochs[tp]
+        if not asked:
+            return
+        with cluster.lock:
+            ends = end_offsets_for_epochs(cluster, deadline, asked)
+        for tp, end in ends.items():
+            position = self._positions[tp]
+            self._note_leader_epoch(tp)
+            if end.end_offset < 0 or end.leader_epoch < 0:
+                # The leader knows nothing of that epoch or before: where the log diverges is unknown.
+                if self.auto_offset_reset == "none":
+                    raise LogTruncationError(tp, position, None)
+                log.warning("%s/%d: the leader knows no epoch up to %d; resetting to %s",
+                            tp[0], tp[1], asked[tp], self.auto_offset_reset)  # fmt: skip
+                self._reset([tp], EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
+            elif end.end_offset < position:
+                if self.auto_offset_reset == "none":
+                    raise LogTruncationError(tp, position, end.end_offset)
+                log.warning("%s/%d: truncation detected at offset %d; going back to %d, the first offset known "
+                            "to diverge", tp[0], tp[1], position, end.end_offset)  # fmt: skip
+                self._set_position(tp, end.end_offset, end.leader_epoch)
 
     # ---------------------------------------------------------------------------------------- group
     def _assigned(self, assigned: list[TopicPartition]) -> None:
@@ -714,6 +782,7 @@ class Consumer:
         if not fetchable:
             deadline.sleep(min(0.05, deadline.remaining()))
             return {}
+        self._validate(fetchable, deadline)
         results = self.client.fetch_many(
             {tp: self._positions[tp] for tp in fetchable},
             max_bytes=self.max_bytes,
@@ -726,7 +795,23 @@ class Consumer:
         out: dict[TopicPartition, RecordColumns] = {}
         for tp, r in results.items():
             if r.error is not None:
+                if (
+                    isinstance(r.error, OffsetOutOfRangeError)
+                    and tp in self._epochs
+                    and tp not in self._out_of_range_checked
+                ):
+                    # Out of range on a new leader may be a truncated log (Java's consumer learns it from a
+                    # FENCED_LEADER_EPOCH instead): validate first (KIP-320); if the position survives the
+                    # check and is still out of range, it is reset below the next time.
+                    self._out_of_range_checked.add(tp)
+                    self._leader_epochs[tp] = -2  # differs from any epoch: the next poll validates
+                    continue
                 if isinstance(r.error, OffsetOutOfRangeError):
+                    self._out_of_range_checked.discard(tp)
+                    if self.auto_offset_reset == "none":
+                        raise NoOffsetForPartitionError(
+                            f"{tp[0]}/{tp[1]}: offset {r.fetch_offset} is out of range and auto_offset_reset is 'none'"
+                        ) from r.error
                     log.info(
                         "%s/%d: offset %d out of range, resetting to %s",
                         tp[0],
@@ -740,6 +825,18 @@ class Consumer:
                 raise r.error
             if r.high_watermark >= 0:
                 self._high_watermarks[tp] = r.high_watermark
+            self._out_of_range_checked.discard(tp)
+            known = self._leader_epochs.get(tp)
+            if known is None:
+                self._note_leader_epoch(tp)
+            elif tp in self._epochs and leader_epoch_of(self.client.cluster, tp) not in (known, -1):
+                # The leader changed while fetching (the fetch followed it): what it sent is not accepted until
+                # the position is validated against the new leader's log (KIP-320), at the next poll.
+                continue
+            if len(r.records):
+                epochs = r.records.batch_partition_leader_epoch
+                if len(epochs) and int(epochs[-1]) >= 0:
+                    self._epochs[tp] = int(epochs[-1])
             if tp in self._positions and r.next_offset > self._positions[tp]:
                 self._positions[tp] = r.next_offset
             if len(r.records):

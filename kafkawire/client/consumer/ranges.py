@@ -18,6 +18,11 @@ it is easy to get subtly wrong. :func:`read_ranges` is that loop, on top of the 
   under ``read_committed`` the last stable offset, stays below ``end`` while nothing more arrives) is
   reported as a :class:`LostRange` to ``on_loss``, which raises to stop (the default raises
   :class:`RecordsLostError`) or returns to skip what is gone and go on.
+* **A truncated log (KIP-320).** When a partition's leader changes under the read, the new leader is asked
+  where the epoch of the last record read ends in its log (OffsetForLeaderEpoch); an end below the position
+  means records already yielded were never committed data (an unclean election lost them, others may sit
+  at their offsets now): :class:`~kafkawire.client.errors.LogTruncationError`, as Java's consumer raises
+  without a reset policy (a bounded read cannot reset; Spark fails and retries the task).
 * **Bounded.** The whole read takes one :class:`~kafkawire.client.net.deadline.Deadline` and every fetch and
   offset lookup gets what is left of it; ``stall_timeout_ms`` also bounds how long a partition may go
   without progress before :class:`~kafkawire.client.errors.KafkaTimeoutError` (Spark's
@@ -36,8 +41,9 @@ import numpy as np
 
 from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError
-from ..errors import KafkaTimeoutError, RecordsLostError
+from ..errors import KafkaTimeoutError, LogTruncationError, RecordsLostError
 from ..net.deadline import Deadline
+from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["LostRange", "RangeSlice", "RecordsLostError", "read_range", "read_ranges"]
 
@@ -136,6 +142,8 @@ def read_ranges(
         return deadline if stall_timeout_ms is None else deadline.sooner(stall_timeout_ms / 1000.0)
 
     stalled_since = {tp: stall_clock() for tp in ranges}
+    epochs: dict[TP, int] = {}  # leader epoch of the last record read
+    leader_epochs: dict[TP, int] = {}  # the leader's epoch when the position was last known good
     idle = 0.0
     while True:
         active = {tp: off for tp, off in pos.items() if ends[tp] is None or off < ends[tp]}  # type: ignore[operator]
@@ -161,6 +169,7 @@ def read_ranges(
             **fetch_kw,
         )
         moved = False
+        _validate(client, results, active, epochs, leader_epochs, call)
         for tp, res in results.items():
             off = active[tp]
             end = ends[tp]
@@ -177,6 +186,9 @@ def read_ranges(
             nxt = res.next_offset
             n = len(cols)
             if n:
+                last_epoch = int(cols.batch_partition_leader_epoch[-1]) if cols.num_batches else -1
+                if last_epoch >= 0:
+                    epochs[tp] = last_epoch
                 lo = int(np.searchsorted(cols.offset, off, side="left"))
                 hi = n if end is None else int(np.searchsorted(cols.offset, end, side="left"))
                 if end is not None and nxt > end:
@@ -209,6 +221,38 @@ def read_ranges(
             # read (a follow, or a range waiting for a transaction to end) does not spin.
             idle = min(max(_IDLE_BACKOFF_S, idle * 2), max_wait_ms / 1000.0)
             deadline.sleep(idle)
+
+
+def _validate(
+    client: Any,
+    results: Mapping[TP, Any],
+    positions: Mapping[TP, int],
+    epochs: dict[TP, int],
+    leader_epochs: dict[TP, int],
+    call: Deadline,
+) -> None:
+    """KIP-320: for partitions whose leader epoch changed since the last fetch (or that came back out of
+    range), check that the epoch of the last record read still ends at or after the position on the
+    current leader; raise :class:`LogTruncationError` when it does not."""
+    cluster = getattr(client, "cluster", None)
+    if cluster is None:  # a stand-in client (tests) without cluster metadata: nothing to validate against
+        return
+    asked: dict[TP, int] = {}
+    for tp, res in results.items():
+        current, known = leader_epoch_of(cluster, tp), leader_epochs.get(tp)
+        out_of_range = isinstance(res.error, OffsetOutOfRangeError)
+        if tp in epochs and known is not None and current >= 0 and (current != known or out_of_range):
+            asked[tp] = epochs[tp]
+        elif current >= 0:
+            leader_epochs[tp] = current
+    if not asked:
+        return
+    with cluster.lock:
+        ends = end_offsets_for_epochs(cluster, call, asked)
+    for tp, e in ends.items():
+        if e.end_offset < 0 or e.end_offset < positions[tp]:
+            raise LogTruncationError(tp, positions[tp], e.end_offset if e.end_offset >= 0 else None)
+        leader_epochs[tp] = leader_epoch_of(cluster, tp)
 
 
 def _after_out_of_range(
