@@ -72,6 +72,7 @@ def update_features(
     def attempt(d: Deadline) -> None:
         conn = cluster.controller_connection(d)
         version = conn.version_for(UpdateFeaturesRequest, 1 if validate_only or upgrade_type != "upgrade" else 0)
+        how: dict[str, bool | int]
         if version == 0:  # only a flag: any downgrade (Kafka treats it as a safe one)
             how = {"allow_downgrade": upgrade_type != "upgrade"}
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..client.cluster.cluster import Cluster
 from ..client.cluster.retry import Final
@@ -226,7 +227,7 @@ def alter_partition_reassignments(
 
     def attempt(d: Deadline) -> dict[tuple[str, int], BrokerError | None]:
         conn = cluster.controller_connection(d)
-        by_topic: dict[str, list] = {}
+        by_topic: dict[str, list[Any]] = {}
         for (t, p), replicas in items:
             by_topic.setdefault(t, []).append(
                 AlterPartitionReassignmentsRequest.ReassignablePartition(

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ...protocol import OffsetForLeaderEpochRequest
-from ..cluster.cluster import Cluster, broker_error
+from ...protocol.errors import broker_error
+from ..cluster.cluster import Cluster
 from ..net.deadline import Deadline
 
 __all__ = ["EpochEnd", "leader_epoch_of", "end_offsets_for_epochs"]
@@ -54,7 +56,7 @@ def end_offsets_for_epochs(cluster: Cluster, deadline: Deadline, asked: Mapping[
         for leader, tps in by_leader.items():
             conn = cluster.connection(leader, d)
             version = conn.version_for(OffsetForLeaderEpochRequest, 2)  # v2: current_leader_epoch (fencing)
-            by_topic: dict[str, list[OffsetForLeaderEpochRequest.OffsetForLeaderPartition]] = defaultdict(list)
+            by_topic: dict[str, list[Any]] = defaultdict(list)  # of OffsetForLeaderPartition
             for t, p in tps:
                 by_topic[t].append(
                     OffsetForLeaderEpochRequest.OffsetForLeaderPartition(
