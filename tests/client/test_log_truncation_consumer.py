@@ -7,13 +7,18 @@ committed data: the one with ``auto_offset_reset="earliest"`` goes back to offse
 to diverge, and reads the new records 10-12 (as Java's consumer does with a reset policy); the one with
 ``"none"`` raises LogTruncationError naming the position and the divergence point (Java's
 LogTruncationException). A range reader (the Spark source's loop) that had yielded 0-14 raises it too: a
-bounded read cannot reset. Without KIP-320 the first would have jumped to the log start or end (offset out of
-range) and the records at 10-12 been skipped or re-read with no word of the truncation.
+bounded read cannot reset. Java's KafkaConsumer runs beside them in the same scenario (tests/client/java/
+TruncationReader.java) and does exactly that with the same two policies. Without KIP-320 the first would have
+jumped to the log start or end (offset out of range) and the records at 10-12 been skipped or re-read with no
+word of the truncation.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from kafka_cluster import diverge, kafka_cluster, prepare_divergence
@@ -23,6 +28,7 @@ from kafkawire.client import Client
 from kafkawire.client.consumer.consumer import Consumer
 from kafkawire.client.consumer.ranges import read_range
 from kafkawire.client.errors import LogTruncationError, NoOffsetForPartitionError
+from kafkawire.testing.java import java_command
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -40,6 +46,27 @@ def read(consumer: Consumer, until: int, timeout: float = 60.0) -> list[tuple[in
     return got
 
 
+JAVA_READER = Path(__file__).parent / "java" / "TruncationReader.java"
+
+
+def java_reader(bootstrap: str, topic: str, reset: str) -> subprocess.Popen[str]:
+    """Java's KafkaConsumer reading the first 15 records, then waiting for the truncation (stdin)."""
+    cmd = java_command(JAVA_READER, bootstrap, topic, reset, "15", heap="128m")
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def java_lines(proc: subprocess.Popen[str], until: str) -> list[dict]:
+    """JSON lines of ``proc`` up to and including the event ``until``."""
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            lines.append(json.loads(line))
+            if lines[-1].get("event") == until:
+                return lines
+    raise AssertionError(f"the Java reader ended before {until!r}: {lines}")
+
+
 def test_consumers_detect_the_truncated_log_and_follow_their_reset_policy():
     topic, tp = "truncated", ("truncated", 0)
     with kafka_cluster(3, STAY) as nodes, Admin(nodes[0].bootstrap, retry_timeout_ms=60_000) as admin:
@@ -48,6 +75,7 @@ def test_consumers_detect_the_truncated_log_and_follow_their_reset_policy():
         resetting = Consumer(nodes[0].bootstrap, auto_offset_reset="earliest", **options)
         strict = Consumer(nodes[0].bootstrap, auto_offset_reset="none", **options)
         reader = Client(nodes[0].bootstrap, **options)
+        javas: dict[str, subprocess.Popen[str]] = {}
         try:
             ranges = read_range(reader, topic, 0, 0, None, deadline=reader.deadline(600_000), max_wait_ms=200)
             seen: list[bytes] = []
@@ -55,6 +83,9 @@ def test_consumers_detect_the_truncated_log_and_follow_their_reset_policy():
                 s = next(ranges)
                 seen += s.columns.value.to_pylist()[s.lo : s.hi]
             assert seen[-1] == b"lost-4"
+            javas = {reset: java_reader(nodes[0].bootstrap, topic, reset) for reset in ("earliest", "none")}
+            for proc in javas.values():
+                assert java_lines(proc, "read")[-1]["position"] == 15
             for c in (resetting, strict):
                 c.assign([tp])
                 c.seek(tp, 0)
@@ -63,6 +94,16 @@ def test_consumers_detect_the_truncated_log_and_follow_their_reset_policy():
                 assert c.position(tp) == 15
 
             d = diverge(nodes, admin, topic, old_epoch)
+            java_after = {}
+            for reset, proc in javas.items():
+                assert proc.stdin is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+                java_after[reset] = [x for x in java_lines(proc, "done") if "event" not in x]
+                proc.wait(timeout=60)
+            # Java's consumer, same cluster, same moment: what kafkawire's must match.
+            assert java_after["earliest"] == [{"o": 10, "v": "new-0"}, {"o": 11, "v": "new-1"}, {"o": 12, "v": "new-2"}]
+            assert java_after["none"] == [{"error": "LogTruncationException", "position": 15, "divergent": 10}]
 
             # With a reset policy: back to 10, the first offset known to diverge; the new records 10-12 come,
             # and none of the lost ones again.
@@ -82,6 +123,9 @@ def test_consumers_detect_the_truncated_log_and_follow_their_reset_policy():
                 next(ranges)
             assert (info.value.position, info.value.divergent_offset) == (15, 10)
         finally:
+            for proc in javas.values():
+                if proc.poll() is None:
+                    proc.kill()
             reader.close()
             resetting.close()
             strict.close()
