@@ -379,20 +379,10 @@ class Client:
         d = self.deadline(timeout_ms, deadline)
         cluster = self.cluster
         with cluster.lock:
-            what = f"metadata of {topic!r}"
             try:
-                tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
-                if partition is not None and partition not in tm.partitions:
-                    tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
+                parts = self._partition(d, topic, partition, kcol, n)
             except KafkaTimeoutError as e:
                 raise not_sent(topic, result, vcol, kcol, ts, headers, partition, e) from e
-            if partition is not None:
-                if partition not in tm.partitions:
-                    raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
-                parts = np.full(n, partition, dtype=np.int32)
-            else:
-                available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]
-                parts = self._partitioner.partition(kcol, n, tm.num_partitions, available)
             result.partition[:] = parts
             state = self._producer if producer_state is None else producer_state
             send_records(
@@ -412,6 +402,22 @@ class Client:
                 result=result,
             )
         return result
+
+    def _partition(self, d: Deadline, topic: str, partition: int | None, kcol: Any, n: int) -> np.ndarray:
+        """The partition of each of ``n`` records: ``partition`` for all, else by key (murmur2) or one
+        rotating partition for keyless records, among the partitions with a leader. Caller holds the lock;
+        a KafkaTimeoutError means the topic's metadata could not be had (nothing was sent)."""
+        cluster = self.cluster
+        what = f"metadata of {topic!r}"
+        tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
+        if partition is not None and partition not in tm.partitions:
+            tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
+        if partition is not None:
+            if partition not in tm.partitions:
+                raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
+            return np.full(n, partition, dtype=np.int32)
+        available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]
+        return self._partitioner.partition(kcol, n, tm.num_partitions, available)
 
     # ---------------------------------------------------------------------------------------- fetch
     def fetch(

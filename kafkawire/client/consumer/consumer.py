@@ -47,6 +47,31 @@ log = logging.getLogger("kafkawire.consumer")
 CLOSE_TIMEOUT_MS = 30_000
 
 
+#: The consumer's own counters in :meth:`Consumer.metrics`, beside the client's traffic counters.
+_COUNTERS = (
+    "records_consumed",
+    "bytes_consumed",
+    "rebalances",
+    "commit_failures",
+    "partitions_revoked",
+    "partitions_lost",
+)
+
+
+def _assignors(partition_assignment_strategy: str | Sequence[str]) -> list[str]:
+    """The assignor names asked for, repeats dropped, order kept; ValueError for an unknown or no name."""
+    if isinstance(partition_assignment_strategy, str):
+        partition_assignment_strategy = (partition_assignment_strategy,)
+    strategies = list(dict.fromkeys(partition_assignment_strategy))
+    unknown = [s for s in strategies if s not in ASSIGNORS and s not in STICKY_ASSIGNORS]
+    if unknown or not strategies:
+        raise ValueError(
+            f"partition_assignment_strategy must name one or more of {sorted([*ASSIGNORS, *STICKY_ASSIGNORS])}, "
+            f"not {list(partition_assignment_strategy)!r}"
+        )
+    return strategies
+
+
 class Consumer:
     """Read records from assigned partitions or, with ``group_id`` and :meth:`subscribe`, as a member
     of a consumer group.
@@ -123,15 +148,7 @@ class Consumer:
         group_remote_assignor: str | None = None,
         **client_options: Any,
     ) -> None:
-        if isinstance(partition_assignment_strategy, str):
-            partition_assignment_strategy = (partition_assignment_strategy,)
-        strategies = list(dict.fromkeys(partition_assignment_strategy))  # drop repeats, keep the order
-        unknown = [s for s in strategies if s not in ASSIGNORS and s not in STICKY_ASSIGNORS]
-        if unknown or not strategies:
-            raise ValueError(
-                f"partition_assignment_strategy must name one or more of {sorted([*ASSIGNORS, *STICKY_ASSIGNORS])}, "
-                f"not {list(partition_assignment_strategy)!r}"
-            )
+        strategies = _assignors(partition_assignment_strategy)
         if group_protocol not in ("classic", "consumer"):
             raise ValueError(f"group_protocol must be 'classic' or 'consumer', not {group_protocol!r}")
         if client is None:
@@ -177,40 +194,35 @@ class Consumer:
         self._epochs: dict[TopicPartition, int] = {}
         self._leader_epochs: dict[TopicPartition, int] = {}
         self._out_of_range_checked: set[TopicPartition] = set()  # validated once after OFFSET_OUT_OF_RANGE
-        self._member: GroupMember | ConsumerGroupMember | None = None
+        self._member = None if group_id is None else self._new_member(group_id)
         self._first_reconciliation = True
-        if group_id is not None and group_protocol == "consumer":
-            self._member = ConsumerGroupMember(
-                client,
-                group_id,
-                server_assignor=group_remote_assignor,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                group_instance_id=group_instance_id,
-            )
-        elif group_id is not None:
-            self._member = GroupMember(
-                client,
-                group_id,
-                assignors=self.partition_assignment_strategy,
-                session_timeout_ms=session_timeout_ms,
-                rebalance_timeout_ms=rebalance_timeout_ms,
-                heartbeat_interval_ms=heartbeat_interval_ms,
-                group_instance_id=group_instance_id,
-            )
         self._last_commit = time.monotonic()
         self._committed_positions: dict[TopicPartition, int] = {}
         self._high_watermarks: dict[TopicPartition, int] = {}
-        self._counters = {
-            "records_consumed": 0,
-            "bytes_consumed": 0,
-            "rebalances": 0,
-            "commit_failures": 0,
-            "partitions_revoked": 0,
-            "partitions_lost": 0,
-        }
+        self._counters = dict.fromkeys(_COUNTERS, 0)
         self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
         self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
+
+    def _new_member(self, group_id: str) -> GroupMember | ConsumerGroupMember:
+        """This consumer's membership of ``group_id``: KIP-848's ``consumer`` protocol or the classic one."""
+        if self.group_protocol == "consumer":
+            return ConsumerGroupMember(
+                self.client,
+                group_id,
+                server_assignor=self.group_remote_assignor,
+                rebalance_timeout_ms=self.rebalance_timeout_ms,
+                group_instance_id=self.group_instance_id,
+            )
+        return GroupMember(
+            self.client,
+            group_id,
+            assignors=self.partition_assignment_strategy,
+            session_timeout_ms=self.session_timeout_ms,
+            rebalance_timeout_ms=self.rebalance_timeout_ms,
+            heartbeat_interval_ms=self.heartbeat_interval_ms,
+            group_instance_id=self.group_instance_id,
+        )
 
     # ---------------------------------------------------------------------------------- assignment
     def subscribe(
