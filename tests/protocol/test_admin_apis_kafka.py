@@ -85,6 +85,7 @@ def setup(request):
         broker = start_broker("kafka", version=LEGACY_KAFKA_VERSION)
         request.addfinalizer(broker.stop)
     conn = Conn(broker.bootstrap)
+    conn.sock.settimeout(60)  # a loaded 2-core machine: CreateTopics may take longer than Conn's 10 s
     result = negotiate(conn.roundtrip)
     topic = f"admin-apis-{uuid.uuid4().hex[:8]}"
     created = conn.call(
@@ -94,7 +95,7 @@ def setup(request):
         ),
         result.version_for(CreateTopicsRequest),
     )
-    assert created.topics[0].error_code == 0
+    assert created.topics[0].error_code == 0, _name(created.topics[0].error_code)
     topic_id = _topic_id(conn, result, topic)
     # A fresh broker answers COORDINATOR_LOAD_IN_PROGRESS until its producer-id manager is ready.
     init = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000)
@@ -104,20 +105,24 @@ def setup(request):
         [b"a", b"b", b"c"], producer_id=pid.producer_id, producer_epoch=pid.producer_epoch, base_sequence=0
     )
     pv = min(result.version_for(ProduceRequest), 12)  # by name: the topic id path is tested elsewhere
-    produced = conn.call(
-        ProduceRequest(
-            acks=-1,
-            timeout_ms=10000,
-            topic_data=[
-                ProduceRequest.TopicProduceData(
-                    name=topic,
-                    partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)],
-                )
-            ],
-        ),
-        pv,
+    produce = ProduceRequest(
+        acks=-1,
+        timeout_ms=10000,
+        topic_data=[
+            ProduceRequest.TopicProduceData(
+                name=topic,
+                partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)],
+            )
+        ],
     )
-    assert produced.responses[0].partition_responses[0].error_code == 0
+
+    class _Answer:  # the partition's answer, as _until_not_retriable reads it
+        def __init__(self, resp) -> None:
+            self.error_code = resp.responses[0].partition_responses[0].error_code
+
+    # A leader that has just been elected may still answer NOT_LEADER_OR_FOLLOWER: retried like a client would.
+    produced = _until_not_retriable(lambda: _Answer(conn.call(produce, pv)))
+    assert produced.error_code == 0, _name(produced.error_code)
     yield conn, result, topic, topic_id, pid, request.param
     conn.close()
 
