@@ -43,7 +43,14 @@ def test_topic_admin_commands(admin: Admin, kafka_broker, capsys: pytest.Capture
     assert shown["cleanup.policy"]["value"] == "delete,compact"
     assert shown["retention.ms"]["source"] == "DYNAMIC_TOPIC_CONFIG"
     cli(capsys, b, "topics", "alter-config", topic, "--delete", "retention.ms")
-    after = admin.describe_configs([topic], names=["retention.ms"])[ConfigResource.topic(topic)]
+    # Kafka applies a config change through its metadata log: DescribeConfigs right after the
+    # IncrementalAlterConfigs answer may still show the old value (seen once in a CI run), so look again.
+    wait_until = time.monotonic() + 30
+    while True:
+        after = admin.describe_configs([topic], names=["retention.ms"])[ConfigResource.topic(topic)]
+        if after["retention.ms"].is_default or time.monotonic() > wait_until:
+            break
+        time.sleep(0.1)
     assert after["retention.ms"].is_default
 
     cli(capsys, b, "topics", "add-partitions", topic, "--partitions", "3")
