@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
@@ -132,6 +133,20 @@ class AclBindingFilter:
         )
 
 
+def _binding(resource_type: int, resource_name: str, pattern_type: int, acl: Any) -> AclBinding:
+    """An :class:`AclBinding` from the wire: a resource's codes and one ACL entry of a DescribeAcls or
+    DeleteAcls answer (both carry ``principal``, ``host``, ``operation`` and ``permission_type``)."""
+    return AclBinding(
+        _name(RESOURCE_TYPES, resource_type),
+        resource_name,
+        acl.principal,
+        _name(OPERATIONS, acl.operation),
+        _name(PERMISSIONS, acl.permission_type),
+        acl.host,
+        _name(PATTERN_TYPES, pattern_type),
+    )
+
+
 def _pattern_for(version: int, code: int, what: str) -> int:
     # v0 knows only literal patterns (KIP-290 came with v1); a filter for ANY means LITERAL there.
     if version >= 1 or code == PATTERN_TYPES["LITERAL"]:
@@ -164,15 +179,7 @@ def describe_acls(cluster: Cluster, deadline: Deadline, flt: AclBindingFilter) -
         if err is not None:
             raise err
         return [
-            AclBinding(
-                _name(RESOURCE_TYPES, r.resource_type),
-                r.resource_name,
-                a.principal,
-                _name(OPERATIONS, a.operation),
-                _name(PERMISSIONS, a.permission_type),
-                a.host,
-                _name(PATTERN_TYPES, r.pattern_type),
-            )
+            _binding(r.resource_type, r.resource_name, r.pattern_type, a)
             for r in resp.resources
             for a in r.acls
         ]
@@ -247,17 +254,7 @@ def delete_acls(cluster: Cluster, deadline: Deadline, filters: Iterable[AclBindi
                 err = broker_error(m.error_code, m.error_message, "delete ACL")
                 if err is not None:
                     raise err
-                deleted.append(
-                    AclBinding(
-                        _name(RESOURCE_TYPES, m.resource_type),
-                        m.resource_name,
-                        m.principal,
-                        _name(OPERATIONS, m.operation),
-                        _name(PERMISSIONS, m.permission_type),
-                        m.host,
-                        _name(PATTERN_TYPES, m.pattern_type),
-                    )
-                )
+                deleted.append(_binding(m.resource_type, m.resource_name, m.pattern_type, m))
         return deleted
 
     return cluster.call(deadline, attempt, what="delete ACLs", topics=[]) if todo else []

@@ -24,7 +24,7 @@ from . import avro_arrow
 from .avro_encode import encode_value
 from .avro_plan import OP_ERROR, Plan, compile_plan, new_plan
 from .avro_schema import AvroSchemaError, Schema, parse, to_json
-from .framing import frame, values_column
+from .framing import frame, rows_as_struct_array, values_column
 from .registry import RegisteredSchema, SchemaRegistry, SchemaRegistryError
 
 __all__ = ["AvroDecodeError", "decode_avro", "encode_avro", "implementation"]
@@ -367,13 +367,7 @@ def encode_avro(struct_array_or_table: Any, registry: Any, *, subject: str, sche
     reg = _registry(registry)
     if not isinstance(reg, SchemaRegistry):
         raise TypeError("encode_avro needs a SchemaRegistry to register or look up the schema")
-    data = struct_array_or_table
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        data = data.to_struct_array()
-    if isinstance(data, pa.ChunkedArray):
-        data = data.combine_chunks()
-    if not isinstance(data, pa.Array):
-        raise TypeError(f"expected a pyarrow StructArray, Table or RecordBatch, not {type(data).__name__}")
+    data = rows_as_struct_array(pa, struct_array_or_table)
     if schema is not None:
         text = _schema_text(schema)
         sid = reg.register(subject, text)

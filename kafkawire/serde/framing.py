@@ -56,3 +56,15 @@ def frame(schema_id: int, bodies: list[bytes | None]) -> BinaryColumn:
     """Framed values (``None`` stays a null value)."""
     header = bytes([MAGIC]) + int(schema_id).to_bytes(4, "big", signed=True)
     return BinaryColumn.from_pylist([None if b is None else header + b for b in bodies])
+
+
+def rows_as_struct_array(pa: Any, data: Any) -> Any:
+    """The rows an encoder writes, as one ``pyarrow.StructArray``: a Table or RecordBatch becomes its
+    struct array, a ChunkedArray one array; anything else that is not an Arrow array is a TypeError."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        data = data.to_struct_array()
+    if isinstance(data, pa.ChunkedArray):
+        data = data.combine_chunks()
+    if not isinstance(data, pa.Array):
+        raise TypeError(f"expected a pyarrow StructArray, Table or RecordBatch, not {type(data).__name__}")
+    return data

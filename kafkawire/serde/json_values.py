@@ -26,7 +26,7 @@ from .._optional import require
 from ..columns import BinaryColumn
 from ..errors import KafkaWireError
 from .avro import MODES, AvroDecodeError, _registry
-from .framing import frame, values_column
+from .framing import frame, rows_as_struct_array, values_column
 from .registry import SchemaRegistry, SchemaRegistryError
 
 __all__ = ["JsonDecodeError", "JsonSchemaError", "decode_json", "encode_json", "json_schema_to_arrow"]
@@ -281,11 +281,7 @@ def encode_json(struct_array_or_table: Any, registry: Any, *, subject: str, sche
     reg = _registry(registry)
     if not isinstance(reg, SchemaRegistry):
         raise TypeError("encode_json needs a SchemaRegistry to register or look up the schema")
-    data = struct_array_or_table
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        data = data.to_struct_array()
-    if isinstance(data, pa.ChunkedArray):
-        data = data.combine_chunks()
+    data = rows_as_struct_array(pa, struct_array_or_table)
     if schema is not None:
         sid = reg.register(subject, schema if isinstance(schema, str) else json.dumps(schema), "JSON")
     else:
