@@ -128,6 +128,13 @@ DescribeProducersRequest, DescribeProducersResponse = build_pair("describe_produ
 DescribeTransactionsRequest, DescribeTransactionsResponse = build_pair("describe_transactions")
 ListTransactionsRequest, ListTransactionsResponse = build_pair("list_transactions")
 DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse = build_pair("describe_topic_partitions")
+ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse = build_pair("share_group_heartbeat")
+ShareGroupDescribeRequest, ShareGroupDescribeResponse = build_pair("share_group_describe")
+ShareFetchRequest, ShareFetchResponse = build_pair("share_fetch")
+ShareAcknowledgeRequest, ShareAcknowledgeResponse = build_pair("share_acknowledge")
+DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse = build_pair("describe_share_group_offsets")
+AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse = build_pair("alter_share_group_offsets")
+DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse = build_pair("delete_share_group_offsets")
 
 #: API key -> (request class, response class), for every API this package speaks.
 API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
@@ -183,6 +190,13 @@ API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
         DescribeTransactionsRequest,
         ListTransactionsRequest,
         DescribeTopicPartitionsRequest,
+        ShareGroupHeartbeatRequest,
+        ShareGroupDescribeRequest,
+        ShareFetchRequest,
+        ShareAcknowledgeRequest,
+        DescribeShareGroupOffsetsRequest,
+        AlterShareGroupOffsetsRequest,
+        DeleteShareGroupOffsetsRequest,
     )
 }
 

@@ -61,6 +61,13 @@ API_MODULES: dict[int, str] = {
     68: "consumer_group_heartbeat",
     69: "consumer_group_describe",
     75: "describe_topic_partitions",
+    76: "share_group_heartbeat",
+    77: "share_group_describe",
+    78: "share_fetch",
+    79: "share_acknowledge",
+    90: "describe_share_group_offsets",
+    91: "alter_share_group_offsets",
+    92: "delete_share_group_offsets",
 }
 
 # Behaviour added to particular generated structs, by struct name.

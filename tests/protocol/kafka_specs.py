@@ -243,6 +243,10 @@ def default_value(f: SpecField, v: int) -> Any:
         return None if f.default is None else []
     if f.struct is not None:
         return None if f.default is None else default_struct(f.struct, v)
+    if f.type == "records" and v not in f.nullable:
+        # Kafka's classes start records at null, which a version that cannot carry null refuses to write
+        # (ShareFetch's records are nullable in v0 only): the value such a version can carry is empty.
+        return b""
     return f.default
 
 
