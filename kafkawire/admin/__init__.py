@@ -26,13 +26,17 @@ types are in :mod:`.types`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..client import Client
 from ..client.errors import GroupNotInactiveError
 from ..client.net.deadline import Deadline
 from ..client.types import NewTopic
+from ..protocol.errors import BrokerError
+
+if TYPE_CHECKING:
+    from ..client.cluster.cluster import Cluster
 from . import acls as _acls
 from . import features as _features
 from . import groups as _groups
@@ -91,6 +95,10 @@ __all__ = [
 ]
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
 class Admin:
     """Administration of one cluster. ``Admin("host:9092", **client_options)`` or ``Admin(client=c)``.
 
@@ -119,7 +127,14 @@ class Admin:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self, timeout_ms: float | None, deadline: Deadline | None, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _run(
+        self,
+        timeout_ms: float | None,
+        deadline: Deadline | None,
+        fn: Callable[Concatenate[Cluster, Deadline, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
         d = self.client.deadline(timeout_ms, deadline)
         cluster = self.client.cluster
         with cluster.lock:
@@ -399,7 +414,7 @@ class Admin:
         election: str = "preferred",
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
-    ) -> dict[tuple[str, int], Exception | None]:
+    ) -> dict[tuple[str, int], BrokerError | None]:
         """Elect leaders (KIP-460): ``"preferred"`` (the first replica, when in sync) or ``"unclean"`` (any
         live replica, possibly losing records) for ``partitions`` (None: every partition that needs one).
         Returns each partition's outcome: None (elected) or its error (``ElectionNotNeededError``: the
@@ -422,7 +437,7 @@ class Admin:
         *,
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
-    ) -> dict[tuple[str, int], Exception | None]:
+    ) -> dict[tuple[str, int], BrokerError | None]:
         """Start reassigning ``{(topic, partition): [broker ids]}`` (the first is the preferred leader), or
         cancel the ongoing reassignment of a partition mapped to None. Returns each partition's outcome:
         None (accepted) or its error (``NoReassignmentInProgressError``, ``InvalidReplicaAssignmentError``)."""

@@ -26,12 +26,13 @@ which the client's retry loop consults::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaWireError, ProtocolError
 
 if TYPE_CHECKING:
     from .consumer.ranges import LostRange
+    from .types import UnacknowledgedRecords
 
 __all__ = [
     "AuthenticationFailedError",
@@ -114,7 +115,7 @@ class ProduceFailedError(KafkaClientError):
         message: str,
         errors: dict[tuple[str, int], BaseException] | None = None,
         result: object = None,
-        unacknowledged: dict[int, object] | None = None,
+        unacknowledged: dict[int, UnacknowledgedRecords] | None = None,
         timed_out: bool = False,
     ) -> None:
         super().__init__(message)
@@ -126,7 +127,7 @@ class ProduceFailedError(KafkaClientError):
     @property
     def unacknowledged_count(self) -> int:
         """Number of records handed back in ``unacknowledged``."""
-        return sum(len(u) for u in self.unacknowledged.values())  # type: ignore[arg-type]
+        return sum(len(u) for u in self.unacknowledged.values())
 
 
 class CorrelationIdMismatchError(ProtocolError):
@@ -143,7 +144,7 @@ class CorrelationIdMismatchError(ProtocolError):
         self.received = received
         super().__init__(f"response correlation id {received} does not match the request's {expected}")
 
-    def __reduce__(self):  # picklable with its arguments
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable with its arguments
         return (type(self), (self.expected, self.received))
 
 
@@ -173,7 +174,7 @@ class ResponseTooLargeError(ProtocolError):
             "raise max_response_bytes (Spark option kafka.receive.message.max.bytes) or lower the fetch sizes"
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.size, self.limit))
 
 
@@ -184,7 +185,7 @@ class RecordsLostError(KafkaClientError):
         self.lost = lost
         super().__init__(str(lost))
 
-    def __reduce__(self):  # picklable: raised in Spark executors, re-raised on the driver
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable: raised in Spark executors, re-raised on the driver
         return (type(self), (self.lost,))
 
 
@@ -206,7 +207,7 @@ class LogTruncationError(KafkaClientError):
             f"leader change; it diverges from {where}"
         )
 
-    def __reduce__(self):  # picklable, like the other client errors
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable, like the other client errors
         return (type(self), (self.partition, self.position, self.divergent_offset))
 
 

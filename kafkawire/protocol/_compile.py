@@ -97,7 +97,7 @@ def _pack_array(code: str, seq: Any) -> bytes:
     return _array_struct(code, len(seq)).pack(*seq)
 
 
-def _unpack_array(code: str, n: int, buf: Any, pos: int) -> list:
+def _unpack_array(code: str, n: int, buf: Any, pos: int) -> list[Any]:
     return list(_array_struct(code, n).unpack_from(buf, pos))
 
 
@@ -354,7 +354,7 @@ def _enc_struct(g: _Gen, st: StructSchema, v: int, flex: bool, o: str, w: str, i
 
 
 def compile_encoder(
-    schema: MessageSchema, version: int, classes: dict[int, type], records_encoder: Callable | None = None
+    schema: MessageSchema, version: int, classes: dict[int, type], records_encoder: Callable[..., Any] | None = None
 ) -> Callable[[Any, Callable[[bytes], None]], None]:
     """Build ``encode(message, append)`` for ``schema`` at ``version``.
 
@@ -572,7 +572,7 @@ def _dec_struct(g: _Gen, st: StructSchema, v: int, flex: bool, ind: int, path: s
     return obj
 
 
-def compile_decoder(schema: MessageSchema, version: int, classes: dict[int, type]) -> Callable[[Any], tuple]:
+def compile_decoder(schema: MessageSchema, version: int, classes: dict[int, type]) -> Callable[[Any], tuple[Any, int]]:
     """Build ``decode(memoryview) -> (message, end_position)`` for ``schema`` at ``version``."""
     g = _Gen(classes, None)
     flex = schema.is_flexible(version)
@@ -584,13 +584,13 @@ def compile_decoder(schema: MessageSchema, version: int, classes: dict[int, type
     return _finish(g, "decode", schema, version, "dec")
 
 
-def _finish(g: _Gen, fname: str, schema: MessageSchema, version: int, kind: str) -> Callable:
+def _finish(g: _Gen, fname: str, schema: MessageSchema, version: int, kind: str) -> Callable[..., Any]:
     src = g.source()
     filename = f"<kafkawire {kind} {schema.name} v{version}>"
     # Registered so that tracebacks through generated code show its lines.
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     code = compile(src, filename, "exec")
     exec(code, g.ns)
-    fn = g.ns[fname]
-    fn.__source__ = src  # kept for debugging: print(FetchResponse._decoder(4).__source__)
+    fn: Callable[..., Any] = g.ns[fname]
+    fn.__source__ = src  # type: ignore[attr-defined]  # for debugging: FetchResponse._decoder(4).__source__
     return fn

@@ -16,6 +16,7 @@ class FetchPartitionMixin:
     """Adds record decoding to a Fetch response partition (``FetchResponse.PartitionData``)."""
 
     __slots__ = ("_columns",)
+    _columns: Any
 
     def records_columns(
         self,

@@ -82,7 +82,7 @@ def build_pair(module: str) -> tuple[type[Request], type[Response]]:
     if req.API_KEY != resp.API_KEY or (req.MIN_VERSION, req.MAX_VERSION) != (resp.MIN_VERSION, resp.MAX_VERSION):
         raise ValueError(f"{module}: request and response schemas disagree on key or versions")
     if module == "produce":
-        req._records_encoder = staticmethod(records_to_bytes)  # type: ignore[attr-defined]
+        req._records_encoder = staticmethod(records_to_bytes)
     req.RESPONSE = resp
     resp.REQUEST = req
     return req, resp

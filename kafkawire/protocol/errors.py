@@ -15,7 +15,7 @@ has no class.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import KafkaWireError
 
@@ -37,14 +37,14 @@ class BrokerError(KafkaWireError):
         detail = message or self.text
         super().__init__(f"{head}: {detail}" if detail else head)
 
-    def __reduce__(self):  # picklable across processes (Spark executors)
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable across processes (Spark executors)
         return (type(self), (self.message,))
 
 
 class UnknownBrokerError(BrokerError):
     """A code not in the table (a newer broker); ``error_for_code`` makes a subclass carrying it."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # The generated subclass has no importable name: rebuild it from its code on unpickling, so an
         # unknown code raised on a Spark executor reaches the driver intact.
         return (_unknown_error, (self.code, self.message))

@@ -9,8 +9,8 @@ version are compiled on first use and cached (see :mod:`kafkawire.protocol._comp
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..errors import ProtocolError
 from . import _compile
@@ -60,7 +60,7 @@ class Struct(metaclass=_StructMeta):
         for name in self.FIELDS:
             if getattr(self, name) != getattr(other, name):
                 return False
-        return (self._unknown_tags or None) == (other._unknown_tags or None)  # type: ignore[attr-defined]
+        return (self._unknown_tags or None) == (other._unknown_tags or None)
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -147,8 +147,8 @@ class Message(Struct):
     FLEXIBLE_VERSION: ClassVar[int | None]
     SCHEMA: ClassVar[MessageSchema]
     _classes: ClassVar[dict[int, type]]
-    _enc_cache: ClassVar[dict[int, Callable]]
-    _dec_cache: ClassVar[dict[int, Callable]]
+    _enc_cache: ClassVar[dict[int, Callable[..., Any]]]
+    _dec_cache: ClassVar[dict[int, Callable[..., Any]]]
     _records_encoder: ClassVar[Callable[[Any], Any] | None] = None
 
     @classmethod
@@ -162,7 +162,7 @@ class Message(Struct):
             raise ProtocolError(f"{cls.__name__} has versions {cls.MIN_VERSION}-{cls.MAX_VERSION}, not {version}")
 
     @classmethod
-    def _encoder(cls, version: int) -> Callable:
+    def _encoder(cls, version: int) -> Callable[..., Any]:
         fn = cls._enc_cache.get(version)
         if fn is None:
             cls._check_version(version)
@@ -171,7 +171,7 @@ class Message(Struct):
         return fn
 
     @classmethod
-    def _decoder(cls, version: int) -> Callable:
+    def _decoder(cls, version: int) -> Callable[..., Any]:
         fn = cls._dec_cache.get(version)
         if fn is None:
             cls._check_version(version)
@@ -179,7 +179,7 @@ class Message(Struct):
             cls._dec_cache[version] = fn
         return fn
 
-    def _encode_chunks(self, chunks: list, version: int) -> list:
+    def _encode_chunks(self, chunks: list[bytes], version: int) -> list[bytes]:
         enc = self._encoder(version)
         try:
             enc(self, chunks.append)
@@ -252,18 +252,21 @@ class Response(Message):
         return _frame(self._encode_chunks([b"", bytes(header)], version))
 
 
-def _frame(chunks: list) -> bytes:
+def _frame(chunks: list[bytes]) -> bytes:
     """Join header and body chunks behind a 4-byte size (``chunks[0]`` is the size's placeholder)."""
     chunks[0] = _SIZE.pack(sum(map(len, chunks)))
     return b"".join(chunks)
 
 
-def build_message(text: str, base: type, mixins: dict[str, type] | None = None) -> type:
+_M = TypeVar("_M", bound=Message)
+
+
+def build_message(text: str, base: type[_M], mixins: Mapping[str, type] | None = None) -> type[_M]:
     """Parse one schema block and build its message class with nested struct classes as attributes."""
     schema = parse_message(text)
     mixins = mixins or {}
     classes: dict[int, type] = {}
-    by_sig: dict[tuple, type] = {}
+    by_sig: dict[tuple[str, Any], type] = {}
     nested: dict[str, type] = {}
 
     def walk(st: StructSchema) -> None:
@@ -295,7 +298,7 @@ def build_message(text: str, base: type, mixins: dict[str, type] | None = None) 
         "_dec_cache": {},
     }
     attrs.update(nested)
-    cls = _struct_class(schema.root, root_bases, attrs)
+    cls: type[_M] = _struct_class(schema.root, root_bases, attrs)
     classes[id(schema.root)] = cls
     cls._classes = classes
     cls.__module__ = "kafkawire.protocol"

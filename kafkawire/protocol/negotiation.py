@@ -169,13 +169,15 @@ class ApiVersionsExchange:
                 nxt = 0
             else:
                 nxt = broker_max
-            return self._retry(nxt, f"broker does not support ApiVersions v{self.version}")
+            self._retry(nxt, f"broker does not support ApiVersions v{self.version}")
+            return None
         try:
             resp = ApiVersionsResponse.decode(body, self.version)
         except ProtocolError as exc:
             # librdkafka's mock cluster (and some proxies) send v3+ bodies that do not parse.
             if self.version > 0:
-                return self._retry(0, f"ApiVersions v{self.version} response did not decode: {exc}")
+                self._retry(0, f"ApiVersions v{self.version} response did not decode: {exc}")
+                return None
             raise
         if resp.error_code:
             cls = error_for_code(resp.error_code)

@@ -34,6 +34,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any
 
 __all__ = ["VersionRange", "Field", "StructSchema", "MessageSchema", "parse_message", "PRIMITIVES", "FIXED"]
@@ -125,7 +126,7 @@ class StructSchema:
     name: str
     fields: list[Field] = field(default_factory=list)
 
-    def signature(self) -> tuple:
+    def signature(self) -> tuple[Any, ...]:
         return tuple(
             (
                 f.name,
@@ -227,7 +228,8 @@ def parse_message(text: str) -> MessageSchema:
         fname, ftype = parts[0], parts[1]
         is_array = ftype.startswith("[]")
         base = ftype[2:] if is_array else ftype
-        versions, nullable, tag, default, ignorable = pvers, NEVER, None, ..., False
+        versions, nullable, tag, ignorable = pvers, NEVER, None, False
+        default: str | EllipsisType = ...
         for p in parts[2:]:
             if p.startswith("null="):
                 nullable = VersionRange.parse(p[5:])
