@@ -9,7 +9,7 @@ core and the pure-Python reference build it from the same arrays.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -117,12 +117,13 @@ class BinaryColumn:
             items = [b"" if x is None else x for x in items]
         # Fast path (C loops only: map/set/join/fromiter): every element already bytes or bytearray.
         if set(map(type, items)) <= {bytes, bytearray}:
-            lengths = np.fromiter(map(len, items), dtype=np.int64, count=n)
+            raw = cast("list[bytes]", items)  # checked just above
+            lengths = np.fromiter(map(len, raw), dtype=np.int64, count=n)
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
             if offsets[-1] > 0x7FFFFFFF:
                 raise ValueError("binary column larger than 2 GiB")
-            joined = b"".join(items)
+            joined = b"".join(raw)
             data = np.frombuffer(joined, dtype=np.uint8) if joined else np.zeros(0, dtype=np.uint8)
             return cls(offsets.astype(np.int32), data, valid_mask)
         if valid_mask is not None:

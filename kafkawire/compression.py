@@ -150,7 +150,7 @@ def _decompress_into(func: Any, data: _Buffer, bound: int, exact: bool, cap: int
             raise _cap_error(cap, codec) from None
         raise DecompressionError(f"{codec} payload does not decompress: {exc}") from exc
     # A read-only view of the filled part, not a copy: decoders only read it (both implementations).
-    view = memoryview(out)[:n]
+    view = out.data[:n]
     return view.toreadonly()
 
 
@@ -197,12 +197,12 @@ def _gzip_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
         if isize <= cap and isize <= _DEFLATE_MAX_RATIO * n:
             out = np.empty(isize, dtype=np.uint8)
             try:
-                got = cramjam.gzip.decompress_into(buf, out)
+                got = cramjam.gzip.decompress_into(buf, out)  # type: ignore[arg-type]  # numpy exports the buffer protocol; its stubs lack __buffer__
             except Exception:  # as the compiled core's fast path: zlib below decides and names the fault
                 pass
             else:
                 if got == isize:
-                    return memoryview(out).toreadonly()
+                    return out.data.toreadonly()
     return _gzip_decompress_zlib(buf, cap)
 
 
@@ -276,11 +276,11 @@ def _snappy_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
     out = np.empty(total, dtype=np.uint8)
     pos = 0
     for block, size in zip(blocks, sizes):
-        written = cramjam.snappy.decompress_raw_into(block, out[pos : pos + size])
+        written = cramjam.snappy.decompress_raw_into(block, out[pos : pos + size])  # type: ignore[arg-type]  # as above
         if written != size:
             raise DecompressionError("snappy block shorter than its declared length")
         pos += size
-    return memoryview(out).toreadonly()
+    return out.data.toreadonly()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def _skippable_frame(mv: memoryview, pos: int) -> int | None:
     (size,) = struct.unpack_from("<I", mv, pos + 4)
     if size > len(mv) - pos - 8:
         raise DecompressionError("skippable frame runs past the payload")
-    return pos + 8 + size
+    return pos + 8 + int(size)
 
 
 def _frame_output(content_size: int | None, walked: int, codec: str) -> int:

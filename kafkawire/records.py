@@ -86,9 +86,10 @@ def decode_records(
         raise ValueError(f"fetch_offset out of int64 range: {fetch_offset}")
     read_committed = isolation == "read_committed"
     aborted = _aborted_list(aborted_transactions) if read_committed else []
-    return _impl.impl.decode(
+    columns: RecordColumns = _impl.impl.decode(
         data, bool(verify_crc), -1 if fetch_offset is None else int(fetch_offset), read_committed, aborted
     )
+    return columns
 
 
 _BYTES_LIKE = (bytes, bytearray, memoryview)
@@ -268,7 +269,7 @@ def encode_records(
     hoffs, hkeys, hvals = _headers_columns(headers, n)
     if hoffs is not None and magic < 2:
         raise ValueError("record headers need magic 2")
-    return _impl.impl.encode(
+    batch: bytes = _impl.impl.encode(
         vcol,
         kcol,
         ts,
@@ -284,3 +285,4 @@ def encode_records(
         bool(transactional),
         int(partition_leader_epoch),
     )
+    return batch

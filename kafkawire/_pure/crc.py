@@ -43,7 +43,7 @@ def crc32c_python(data: Any, value: int = 0) -> int:
 try:
     from crc32c import crc32c as _crc32c_native
 except ImportError:  # pragma: no cover - the package is a declared dependency
-    _crc32c_native = None
+    _crc32c_native = None  # type: ignore[assignment]  # checked before use
 
 
 def crc32c(data: Any, value: int = 0) -> int:

@@ -80,9 +80,10 @@ def encode(
         hks, hvs = header_keys.to_pylist(), header_values.to_pylist()
         for i in range(n):
             for j in range(hoffs[i], hoffs[i + 1]):
-                if hks[j] is None:
+                hk = hks[j]
+                if hk is None:
                     raise ValueError("header keys cannot be null")
-                headers[i].append((hks[j], hvs[j]))
+                headers[i].append((hk, hvs[j]))
         if magic < 2 and any(headers):
             raise ValueError("record headers need magic 2")
 

@@ -35,7 +35,7 @@ def _check_int(n: Any, lo: int, hi: int, what: str) -> int:
             raise TypeError(f"{what} must be an integer, not {type(n).__name__}") from None
     if not lo <= n <= hi:
         raise ValueError(f"{n} is out of range for {what} [{lo}, {hi}]")
-    return n
+    return int(n)
 
 
 _ONE_BYTE = [bytes([u]) for u in range(0x80)]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..columns import RecordColumns
 
 __all__ = [
     "BrokerMetadata",
@@ -124,7 +127,7 @@ class FetchResult:
     topic: str
     partition: int
     fetch_offset: int
-    records: Any
+    records: RecordColumns
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1

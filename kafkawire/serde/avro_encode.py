@@ -60,7 +60,7 @@ def _decimal_bytes(value: Any, s: Schema, size: int | None) -> bytes:
     if len(str(abs(unscaled))) > s.precision:
         raise ValueError(f"decimal {value} has more than {s.precision} digits")
     n = size if size is not None else max(1, (unscaled.bit_length() + 8) // 8)
-    return unscaled.to_bytes(n, "big", signed=True)
+    return int(unscaled).to_bytes(n, "big", signed=True)
 
 
 def _int_like(value: Any, s: Schema) -> int:

@@ -121,7 +121,7 @@ def build_columns(reader: Schema) -> tuple[list[Column], int]:
 def _precision_limit(precision: int, width: int) -> bytes:
     """10**precision in ``width`` little-endian bytes: a decimal's unscaled value must stay below it (Arrow
     rejects a decimal128(p, s) array holding more than p digits)."""
-    return (10 ** precision).to_bytes(width, "little")
+    return int(10**precision).to_bytes(width, "little")
 
 
 def _dec_width(s: Schema) -> int:

@@ -121,7 +121,7 @@ class _Schema:
                     return found
             return None
 
-        found = walk(list(self.file.message_types_by_name.values()), [])
+        found: tuple[Any, list[int]] | None = walk(list(self.file.message_types_by_name.values()), [])
         if found is None:
             raise ProtobufSchemaError(f"no message {name!r} in {self.file.name}")
         return found

@@ -161,7 +161,7 @@ def _metadata_broker_count(host: str, port: int, timeout: float) -> int:
         _size, correlation_id, brokers = struct.unpack(">iii", head)
         if correlation_id != 1:
             raise ConnectionError("bad correlation id")
-        return brokers
+        return int(brokers)
 
 
 class ApacheKafkaBroker(SubprocessBroker):

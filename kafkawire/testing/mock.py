@@ -129,7 +129,7 @@ class MockCluster(Broker):
     @property
     def version(self) -> str:
         """The librdkafka version the cluster runs on."""
-        return _librdkafka().rd_kafka_version_str().decode()
+        return str(_librdkafka().rd_kafka_version_str().decode())
 
     def start(self) -> MockCluster:
         with self._lock:

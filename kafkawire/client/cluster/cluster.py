@@ -257,9 +257,10 @@ class Cluster:
                 failures.append(e)
                 timed_out = True
         for host, port in self.bootstrap_servers:
-            conn = self.bootstrap_conns.get((host, port))
-            if conn is None:
-                conn = self.bootstrap_conns[(host, port)] = self.new_connection(host, port, -1)
+            known = self.bootstrap_conns.get((host, port))
+            if known is None:
+                known = self.bootstrap_conns[(host, port)] = self.new_connection(host, port, -1)
+            conn = known
             try:
                 return conn.connect(deadline=deadline)
             except KafkaConnectionError as e:

@@ -55,7 +55,7 @@ class RetryPolicy:
         base = min(self.backoff_max_ms, self.backoff_ms * (2 ** max(0, attempt - 1)))
         if self.jitter:
             base *= random.uniform(1 - self.jitter, 1 + self.jitter)
-        return max(0.0, base) / 1000.0
+        return max(0.0, float(base)) / 1000.0
 
     def out_of_attempts(self, attempt: int) -> bool:
         """True when attempt number ``attempt`` was the last one ``retries`` allows."""

@@ -107,7 +107,10 @@ def fetch_many(
             names_by_id = {tm.topic_id: name for name, tm in cluster.topics.items() if tm.topic_id}
             seen = set()
             for t in resp.responses:
-                name = t.topic if getattr(t, "topic", None) else names_by_id.get(getattr(t, "topic_id", None))
+                topic_id = getattr(t, "topic_id", None)
+                name = t.topic if getattr(t, "topic", None) else names_by_id.get(topic_id) if topic_id else None
+                if name is None:
+                    continue  # a topic id this client does not know (re-created under it): nothing it asked for
                 for p in t.partitions:
                     tp = (name, p.partition_index)
                     if tp not in remaining or tp in seen:

@@ -268,7 +268,7 @@ def _after_out_of_range(
     now (a leader change), else past what is gone, after telling ``on_loss``."""
     topic, partition = tp
     kw: dict[str, Any] = {} if call.timeout is None else {"deadline": call}
-    earliest = client.list_offsets(topic, [partition], timestamp="earliest", **kw)[partition].offset
+    earliest: int = client.list_offsets(topic, [partition], timestamp="earliest", **kw)[partition].offset
     latest = client.list_offsets(topic, [partition], timestamp="latest", isolation=isolation, **kw)[partition].offset
     if earliest <= off < latest:
         return off

@@ -180,7 +180,7 @@ class GroupMember:
             err = KafkaTimeoutError(
                 f"could not join group {self.group_id!r} within {deadline.timeout or 0:.1f} s: {last}"
             )
-            err.last_error = last  # type: ignore[attr-defined]
+            err.last_error = last
             raise err from last
         return None
 

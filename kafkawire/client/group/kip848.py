@@ -225,7 +225,7 @@ class ConsumerGroupMember:
         # v0 has the coordinator generate the member id: start without one there.
         if version == 0 and self.epoch == JOIN_EPOCH and not self.owned:
             self.member_id = ""
-        return version
+        return int(version)
 
     def _resolve(self, parts: list[Any], deadline: Deadline) -> set[TopicPartition]:
         """Topic ids of an assignment -> names; ids not known yet are looked up (a topic created since

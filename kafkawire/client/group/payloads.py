@@ -50,10 +50,10 @@ class PayloadReader:
         return out
 
     def i16(self) -> int:
-        return _I16.unpack(self._take(2))[0]
+        return int(_I16.unpack(self._take(2))[0])
 
     def i32(self) -> int:
-        return _I32.unpack(self._take(4))[0]
+        return int(_I32.unpack(self._take(4))[0])
 
     def string(self) -> str:
         n = self.i16()

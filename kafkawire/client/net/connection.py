@@ -24,7 +24,7 @@ import ssl
 import struct
 import threading
 import time
-from typing import Any
+from typing import Any, Literal, overload
 
 from ...errors import ProtocolError
 from ..cluster.quirks import (
@@ -304,9 +304,9 @@ class BrokerConnection:
                 self.close(err)
                 raise err from e
             except OSError as e:
-                err = KafkaConnectionError(f"send to {self.host}:{self.port} failed: {e}")
-                self.close(err)
-                raise err from e
+                failure = KafkaConnectionError(f"send to {self.host}:{self.port} failed: {e}")
+                self.close(failure)
+                raise failure from e
             if expect_response:
                 self._inflight.append(correlation_id)
             else:
@@ -373,18 +373,18 @@ class BrokerConnection:
             self.close(e)
             raise
         except (OSError, ssl.SSLError) as e:
-            err = KafkaConnectionError(f"connection to {self.host}:{self.port} failed: {e}")
-            self.close(err)
-            raise err from e
+            failure = KafkaConnectionError(f"connection to {self.host}:{self.port} failed: {e}")
+            self.close(failure)
+            raise failure from e
         (received,) = _I32.unpack_from(body, 0)
         expected = self._inflight[0]
         if received != expected and received in self._no_reply:
             self._no_reply.remove(received)  # an unrequested answer to an acks=0 produce: drop it
             return
         if received != expected:
-            err = CorrelationIdMismatchError(expected, received)
-            self.close(err)
-            raise err
+            mismatch = CorrelationIdMismatchError(expected, received)
+            self.close(mismatch)
+            raise mismatch
         self._inflight.popleft()
         self._ready[expected] = body
 
@@ -430,6 +430,28 @@ class BrokerConnection:
                 )
             version = cap
         return version
+
+    @overload
+    def send(
+        self,
+        request: Any,
+        version: int | None = None,
+        *,
+        expect_response: Literal[True] = True,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> PendingResponse: ...
+
+    @overload
+    def send(
+        self,
+        request: Any,
+        version: int | None = None,
+        *,
+        expect_response: bool,
+        timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> PendingResponse | None: ...
 
     def send(
         self,

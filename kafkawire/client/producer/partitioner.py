@@ -91,7 +91,8 @@ def _murmur2_same_length(block: np.ndarray) -> np.ndarray:
     h ^= h >> np.uint64(13)
     h = (h * m) & mask
     h ^= h >> np.uint64(15)
-    return h.astype(np.uint32)
+    out: np.ndarray = h.astype(np.uint32)
+    return out
 
 
 def partitions_for_keys(keys: BinaryColumn, num_partitions: int) -> np.ndarray:

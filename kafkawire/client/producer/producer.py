@@ -760,7 +760,7 @@ def _not_written(
         error,
     )
     message = f"produce to {topic!r} failed: {error!r}; {len(rows)} record(s) not written"
-    handed_back: dict[int, object] = {p: unacked}
+    handed_back: dict[int, UnacknowledgedRecords] = {p: unacked}
     err = ProduceFailedError(message, {(topic, p): error}, None, handed_back)
     err.__cause__ = error
     return err
@@ -792,7 +792,7 @@ def _combined_failure(
                 prev.headers = None if prev.headers is None or u.headers is None else prev.headers + u.headers
                 prev.timestamps += u.timestamps
     message = "; ".join(str(e) for _, e in failures)
-    handed_back: dict[int, object] = dict(unacked)
+    handed_back: dict[int, UnacknowledgedRecords] = dict(unacked)
     err = ProduceFailedError(
         f"flush of {topic!r}: {message}", errors, results, handed_back, any(e.timed_out for _, e in failures)
     )
