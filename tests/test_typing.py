@@ -57,6 +57,22 @@ def test_mypy_sees_kafkawire_types(tmp_path: Path) -> None:
     assert 'Argument 2 to "fetch" of "Client" has incompatible type "str"; expected "int"' in out, out
 
 
+@pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
+@pytest.mark.timeout(900)
+def test_the_package_itself_passes_mypy_strict(tmp_path: Path) -> None:
+    """Issue 25, item 9: kafkawire's own modules type-check under ``mypy --strict`` (the annotations users'
+    tools read are the ones the code keeps), so a change that adds an error fails here, naming it."""
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml"),
+            "--cache-dir", str(tmp_path / "cache"), "-p", "kafkawire",
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success: no issues found" in proc.stdout
+
+
 @pytest.mark.slow  # builds a wheel and a venv
 @pytest.mark.timeout(1800)
 def test_user_script_beside_a_non_editable_install(tmp_path: Path) -> None:

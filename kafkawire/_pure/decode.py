@@ -25,6 +25,8 @@ from ..errors import (
 from .crc import crc32, crc32c
 from .varint import read_varint, read_varlong
 
+_Bytes = bytes | memoryview  # record bytes: a fetch buffer, or a zero-copy view of decompressed data
+
 __all__ = ["decode"]
 
 # Entry framing shared by every magic: [int64 offset][int32 length].
@@ -68,11 +70,11 @@ class _Columns:
         self.offset: list[int] = []
         self.timestamp: list[int] = []
         self.timestamp_type: list[int] = []
-        self.key: list[bytes | None] = []
-        self.value: list[bytes | None] = []
+        self.key: list[_Bytes | None] = []
+        self.value: list[_Bytes | None] = []
         self.header_offsets: list[int] = [0]
-        self.header_key: list[bytes] = []
-        self.header_value: list[bytes | None] = []
+        self.header_key: list[_Bytes] = []
+        self.header_value: list[_Bytes | None] = []
         self.batch_index: list[int] = []
         # One tuple per batch row: base offset, producer id, epoch, base sequence, leader epoch,
         # transactional, magic, codec, entry start.
@@ -90,9 +92,9 @@ class _Columns:
         offset: int,
         timestamp: int,
         ttype: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: list[tuple[bytes, bytes | None]],
+        key: _Bytes | None,
+        value: _Bytes | None,
+        headers: list[tuple[_Bytes, _Bytes | None]],
     ) -> None:
         self.offset.append(offset)
         self.timestamp.append(timestamp)
@@ -312,7 +314,7 @@ def _decode_batch(
     return batch_next
 
 
-def _records_section(buf: bytes, pos: int, end: int, codec: int) -> bytes:
+def _records_section(buf: bytes, pos: int, end: int, codec: int) -> _Bytes:
     if codec == 0:
         return buf[pos + BATCH_HEADER_SIZE : end]
     return compression.decompress(codec, memoryview(buf)[pos + BATCH_HEADER_SIZE : end], 2)
@@ -326,12 +328,12 @@ def _is_abort_marker(buf: bytes, pos: int, end: int, codec: int) -> bool:
         raise CorruptRecordError("control record key shorter than 4 bytes")
     version, kind = _CONTROL_KEY.unpack_from(key, 0)
     # An unknown key version is not an abort (librdkafka skips them too).
-    return version == 0 and kind == _CONTROL_ABORT
+    return bool(version == 0 and kind == _CONTROL_ABORT)
 
 
 def _read_record(
-    rb: bytes, p: int, limit: int
-) -> tuple[int, int, bytes | None, bytes | None, list[tuple[bytes, bytes | None]], int]:
+    rb: _Bytes, p: int, limit: int
+) -> tuple[int, int, _Bytes | None, _Bytes | None, list[tuple[_Bytes, _Bytes | None]], int]:
     """Parse one v2 record at ``rb[p:]``: (timestampDelta, offsetDelta, key, value, headers, end)."""
     length, p = read_varint(rb, p, limit)
     if length < 0 or length > limit - p:
@@ -347,7 +349,7 @@ def _read_record(
     header_count, p = read_varint(rb, p, end)
     if header_count < 0:
         raise CorruptRecordError(f"negative header count {header_count}")
-    headers: list[tuple[bytes, bytes | None]] = []
+    headers: list[tuple[_Bytes, _Bytes | None]] = []
     for _ in range(header_count):
         hkey, p = _read_bytes(rb, p, end, "header key")
         if hkey is None:
@@ -359,7 +361,7 @@ def _read_record(
     return ts_delta, offset_delta, key, value, headers, p
 
 
-def _read_bytes(rb: bytes, p: int, end: int, what: str) -> tuple[bytes | None, int]:
+def _read_bytes(rb: _Bytes, p: int, end: int, what: str) -> tuple[_Bytes | None, int]:
     n, p = read_varint(rb, p, end)
     if n < 0:
         if n == -1:
@@ -379,7 +381,7 @@ class _Message:
     __slots__ = ("offset", "magic", "attributes", "timestamp", "key", "value")
 
     def __init__(
-        self, offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+        self, offset: int, magic: int, attributes: int, timestamp: int, key: _Bytes | None, value: _Bytes | None
     ) -> None:
         self.offset = offset
         self.magic = magic
@@ -389,7 +391,7 @@ class _Message:
         self.value = value
 
 
-def _read_message(buf: bytes, pos: int, end: int, magic: int, verify_crc: bool, inner: bool) -> _Message:
+def _read_message(buf: _Bytes, pos: int, end: int, magic: int, verify_crc: bool, inner: bool) -> _Message:
     """Parse the legacy message ``buf[pos:end]`` (its entry starts at ``pos``), CRC and codec checked."""
     if magic == 0:
         offset, _, stored_crc, _, attributes = _LEGACY_V0.unpack_from(buf, pos)
@@ -417,7 +419,7 @@ def _read_message(buf: bytes, pos: int, end: int, magic: int, verify_crc: bool, 
     return _Message(offset, magic, attributes, timestamp, key, value)
 
 
-def _read_sized(buf: bytes, p: int, end: int, what: str) -> tuple[bytes | None, int]:
+def _read_sized(buf: _Bytes, p: int, end: int, what: str) -> tuple[_Bytes | None, int]:
     if end - p < 4:
         raise CorruptRecordError(f"message {what} length runs past the end of the message")
     (n,) = _INT32.unpack_from(buf, p)
@@ -481,7 +483,7 @@ def _decode_legacy(
     return _wrap64(max(wrapper_offset, absolute) + 1)
 
 
-def _read_inner_messages(data: bytes, wrapper_magic: int, verify_crc: bool) -> list[_Message]:
+def _read_inner_messages(data: _Bytes, wrapper_magic: int, verify_crc: bool) -> list[_Message]:
     """Walk a decompressed wrapper value: like the outer walk, but every defect is corruption."""
     out = []
     n = len(data)

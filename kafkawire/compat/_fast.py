@@ -141,7 +141,8 @@ def _lengths(col: BinaryColumn, lo: int = 0, hi: int | None = None) -> np.ndarra
 def _encoded_sizes(col: BinaryColumn) -> np.ndarray:
     """Bytes a nullable ``bytes`` field takes inside a record: its varint length plus its data."""
     n = _lengths(col)
-    return _varint_sizes(n) + np.maximum(n, 0)
+    sizes: np.ndarray = _varint_sizes(n) + np.maximum(n, 0)
+    return sizes
 
 
 def _walk_record_lengths(section: bytes, count: int) -> list[int] | None:
@@ -334,7 +335,7 @@ def record_sizes(
     offset_delta = cols.offset - cols.batch_base_offset[bi]
     hoffs = cols.header_offsets.astype(np.int64)
     hcount = np.diff(hoffs)
-    sizes = (
+    sizes: np.ndarray = (
         1
         + _varint_sizes(ts_delta)
         + _varint_sizes(offset_delta)

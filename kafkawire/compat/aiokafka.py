@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 try:
@@ -108,7 +108,7 @@ class DefaultRecordBatch:
 
     @property
     def compression_type(self) -> int:
-        return self._header[5] & 0x07
+        return int(self._header[5] & 0x07)
 
     @property
     def timestamp_type(self) -> int:
@@ -124,15 +124,15 @@ class DefaultRecordBatch:
 
     @property
     def next_offset(self) -> int:
-        return self._header[0] + self._header[6] + 1
+        return int(self._header[0] + self._header[6] + 1)
 
     def validate_crc(self) -> bool:
         """True if the stored CRC32C matches the one computed over ``[attributes, end)``."""
         assert not self._iterated, "Validate should be called before iteration"
-        return self._header[4] == _crc32c(memoryview(self._view)[21:])
+        return bool(self._header[4] == _crc32c(memoryview(self._view)[21:]))
 
     def _begin(self) -> None:
-        records = None
+        records: Iterable[Any] | None = None
         owner = self._owner
         if owner is not None:
             records = owner._records(self._start, self._header, self._view)
@@ -197,7 +197,7 @@ class MemoryRecords:
         if remaining < _LOG_OVERHEAD:
             return False
         (length,) = _LENGTH.unpack_from(self._buffer, self._pos + 8)
-        return remaining >= _LOG_OVERHEAD + length
+        return bool(remaining >= _LOG_OVERHEAD + length)
 
     def next_batch(self) -> Any:
         """The next batch, or None at the end or before a partial entry."""
@@ -227,7 +227,7 @@ class MemoryRecords:
             return DefaultRecordBatch(piece, self, pos)
         return _AioDefaultRecordBatch(piece)
 
-    def _records(self, start: int, header: tuple[Any, ...], view: Any) -> list[Any] | None:
+    def _records(self, start: int, header: tuple[Any, ...], view: Any) -> Iterator[Any] | None:
         fetch = self._fetch
         if fetch is _UNSET:
             fetch = self._fetch = FetchColumns.build(

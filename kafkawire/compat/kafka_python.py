@@ -82,7 +82,7 @@ _NOT_STARTED, _FAST, _FALLBACK = 0, 1, 2
 _UNSET: Any = object()
 
 
-class DefaultRecordBatch(_KDefaultRecordBatch):
+class DefaultRecordBatch(_KDefaultRecordBatch):  # type: ignore[misc]  # kafka-python ships no types
     """A magic-2 data batch whose records come from kafkawire's columns.
 
     Behaves like kafka-python's ``DefaultRecordBatch`` (which it subclasses): same properties, the same
@@ -104,7 +104,7 @@ class DefaultRecordBatch(_KDefaultRecordBatch):
     def validate_crc(self) -> bool:
         """True if the stored CRC32C matches the one computed over ``[attributes, end)``."""
         assert self._decompressed is False, "Validate should be called before iteration"
-        return self.crc == _crc32c(memoryview(self._buffer)[self.ATTRIBUTES_OFFSET :])
+        return bool(self.crc == _crc32c(memoryview(self._buffer)[self.ATTRIBUTES_OFFSET :]))
 
     def _kw_begin(self) -> None:
         records = None
@@ -135,7 +135,7 @@ class DefaultRecordBatch(_KDefaultRecordBatch):
         if fields is not None:
             self._kw_state = _FAST
             self._kw_it = iter(())
-            self._decompressed = True
+            self._decompressed = True  # type: ignore[misc]  # the parent's slot
         return fields
 
     def __iter__(self) -> Any:
@@ -143,7 +143,7 @@ class DefaultRecordBatch(_KDefaultRecordBatch):
             self._kw_begin()
         if self._kw_state == _FAST:
             # As in the parent: once iter() was called, validate_crc() is a programming error.
-            self._decompressed = True
+            self._decompressed = True  # type: ignore[misc]  # the parent's slot
             return self._kw_it
         # The parent's __iter__ decompresses (and checks the codec) even after a bare next(): keep that.
         return _KDefaultRecordBatch.__iter__(self)
@@ -166,7 +166,7 @@ class DefaultRecordBatch(_KDefaultRecordBatch):
     next = __next__
 
 
-class MemoryRecords(_KMemoryRecords):
+class MemoryRecords(_KMemoryRecords):  # type: ignore[misc]  # kafka-python ships no types
     """kafka-python's ``MemoryRecords`` whose magic-2 data batches decode through kafkawire.
 
     Construct it with the ``records`` bytes of one fetched partition, as the fetcher does.
