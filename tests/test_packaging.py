@@ -52,3 +52,8 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     assert any(n.startswith("kafkawire/_codec.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/serde/_avro.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert {"kafkawire/py.typed", "kafkawire/_codec.pyi"} <= wheel_names
+    # The protocol layer builds every message class from its schema data file: all of them must ship.
+    schemas = {f"kafkawire/protocol/messages/{p.name}" for p in (ROOT / "kafkawire/protocol/messages").glob("*.schema")}
+    assert len(schemas) > 50
+    assert schemas <= wheel_names, sorted(schemas - wheel_names)
+    assert schemas <= sdist_names, sorted(schemas - sdist_names)

@@ -49,7 +49,7 @@ Every message class exposes ``API_KEY``, ``MIN_VERSION``, ``MAX_VERSION``, ``FLE
 (None when never flexible), ``FIELDS``, ``SCHEMA``, ``header_version(v)``, ``encode_body(v)``,
 ``decode(buf, v)`` and ``to_dict()``; ``API_BY_KEY[key]`` gives ``(RequestClass, ResponseClass)`` and
 ``decode_request(frame)`` parses a request as a broker would (for fakes and tests). Message
-definitions live in :mod:`kafkawire.protocol.messages`, one small text schema per API in the notation
+definitions live in ``kafkawire/protocol/messages/<api>.schema``, one small data file per API in the notation
 of :mod:`kafkawire.protocol.schema`; adding a version is a one-line change.
 
 Versions run from 0 for every API, including those Kafka 4.0 stopped serving (KIP-896), up to the

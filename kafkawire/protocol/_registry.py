@@ -1,15 +1,15 @@
-"""Build the message classes of every supported API from :mod:`kafkawire.protocol.messages`."""
+"""Build the message classes of every supported API from the schemas in ``kafkawire/protocol/messages/``."""
 
 from __future__ import annotations
 
-import importlib
+from importlib import resources
 
 from ._records import FetchPartitionMixin, records_to_bytes
 from .message import Request, Response, build_message
 
 __all__ = ["API_MODULES", "build_pair"]
 
-#: API key -> module under kafkawire.protocol.messages holding REQUEST and RESPONSE schemas.
+#: API key -> name of its schema file, ``kafkawire/protocol/messages/<name>.schema`` (request, then response).
 API_MODULES: dict[int, str] = {
     0: "produce",
     1: "fetch",
@@ -75,10 +75,10 @@ _RESPONSE_MIXINS = {"fetch": {"PartitionData": FetchPartitionMixin}}
 
 
 def build_pair(module: str) -> tuple[type[Request], type[Response]]:
-    """Build (RequestClass, ResponseClass) from ``kafkawire.protocol.messages.<module>``."""
-    mod = importlib.import_module(f"{__package__}.messages.{module}")
-    req = build_message(mod.REQUEST, Request)
-    resp = build_message(mod.RESPONSE, Response, _RESPONSE_MIXINS.get(module))
+    """Build (RequestClass, ResponseClass) from ``kafkawire/protocol/messages/<module>.schema``."""
+    request_text, response_text = read_schema_pair(module)
+    req = build_message(request_text, Request)
+    resp = build_message(response_text, Response, _RESPONSE_MIXINS.get(module))
     if req.API_KEY != resp.API_KEY or (req.MIN_VERSION, req.MAX_VERSION) != (resp.MIN_VERSION, resp.MAX_VERSION):
         raise ValueError(f"{module}: request and response schemas disagree on key or versions")
     if module == "produce":
@@ -86,3 +86,27 @@ def build_pair(module: str) -> tuple[type[Request], type[Response]]:
     req.RESPONSE = resp
     resp.REQUEST = req
     return req, resp
+
+
+def read_schema_pair(module: str) -> tuple[str, str]:
+    """The request and the response schema text of ``messages/<module>.schema``.
+
+    A schema file holds two blocks, each starting at an unindented line that names its message (``#`` lines
+    are comments): the request, then the response. Schemas are data files, as Kafka's own JSON message specs
+    are, so that they read as the wire format and nothing else.
+    """
+    text = resources.files(f"{__package__}.messages").joinpath(f"{module}.schema").read_text(encoding="utf-8")
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            blocks.append([])
+        if not blocks:
+            raise ValueError(f"{module}.schema: a field line before any message line: {line!r}")
+        blocks[-1].append(line)
+    names = [b[0].split()[0] for b in blocks]
+    if len(blocks) != 2 or not names[0].endswith("Request") or not names[1].endswith("Response"):
+        raise ValueError(f"{module}.schema: expected a request and a response block, found {names}")
+    return "\n".join(blocks[0]), "\n".join(blocks[1])
+

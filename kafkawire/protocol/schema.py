@@ -1,7 +1,7 @@
 """The schema notation for Kafka messages and its parser.
 
-Each API is described by two short text blocks (request and response) in
-``kafkawire/protocol/messages/<api>.py``. The first line names the message::
+Each API is described by two short text blocks (request and response) in the data file
+``kafkawire/protocol/messages/<api>.schema`` (``#`` lines are comments). The first line names the message::
 
     FetchRequest key=1 v0-18 flex=v12+
 

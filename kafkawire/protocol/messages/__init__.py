@@ -1,4 +1,4 @@
-"""Schemas of every API kafkawire speaks: one module per API with ``REQUEST`` and ``RESPONSE`` text.
+"""Schemas of every API kafkawire speaks: one ``<api>.schema`` data file per API, its request then its response.
 
 The notation is described in :mod:`kafkawire.protocol.schema`. Field facts (names, types, versions,
 nullable and flexible versions, tags, defaults, ignorable) follow Apache Kafka's JSON message specs,
