@@ -1,7 +1,8 @@
 """Argument parsing and dispatch for the ``kafkawire`` command.
 
 Commands: ``produce``, ``consume``, ``topics``, ``groups``, ``offsets``, ``broker`` (an embedded development broker),
-``bench`` (throughput on this machine), ``codec-demo`` and ``demo``. Each command lives in its own module
+``bench`` (throughput on this machine), ``tune`` (settings sweep on a cluster), ``codec-demo`` and
+``demo``. Each command lives in its own module
 and is imported only when it runs, so ``kafkawire --help`` stays fast and optional dependencies (pyarrow,
 tqdm, matplotlib, the peer clients) are needed only by the commands that use them.
 
@@ -31,6 +32,7 @@ _COMMANDS = (
     ("users", "users", "describe, set or delete users' SCRAM credentials"),
     ("broker", "broker", "run an embedded broker on loopback until Ctrl-C: noida-db, Tansu or Apache Kafka (--kind)"),
     ("bench", "bench", "measure decode/encode (and end-to-end produce/consume) throughput against installed peers"),
+    ("tune", "tune", "sweep producer and consumer settings on a cluster; recommend properties for a goal"),
 )
 
 
