@@ -63,7 +63,8 @@ of the legacy release (Kafka 3.9).
 
 from __future__ import annotations
 
-from . import errors, negotiation
+# kafkawire.protocol.negotiation is imported where it is used: it builds on the message classes made here.
+from . import errors
 from ._registry import API_MODULES, build_pair
 from .headers import (
     RequestHeader,
@@ -246,7 +247,6 @@ __all__ = [
     "encode_request_header",
     "encode_response_header",
     "errors",
-    "negotiation",
     "read_response_header",
     "response_header_version",
 ] + [name for req, resp in API_BY_KEY.values() for name in (req.__name__, resp.__name__)]
