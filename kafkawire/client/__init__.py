@@ -14,6 +14,8 @@ Every public name is imported from here. The layout, bottom up (each layer uses 
 * :mod:`.consumer` (the :class:`Consumer`, fetch sessions, offset ranges, rebalance listeners),
   :mod:`.group` (group membership, classic and KIP-848, and the assignors) and :mod:`.producer` (the
   :class:`Producer`, partitioner, transactions, delivery futures);
+* :mod:`.share`: share groups (KIP-932): the :class:`ShareConsumer`, its membership, share sessions and
+  acknowledgements;
 * :mod:`kafkawire.admin` on top of the client.
 
 :mod:`.config` turns the Java client's properties into client settings; :mod:`.errors` holds the client's
@@ -39,7 +41,10 @@ from .errors import (
     ProduceFailedError,
     RecordDroppedError,
     ResponseTooLargeError,
+    ShareSessionLostError,
+    ShareStateError,
     TransactionError,
+    WakeupError,
 )
 from .net.connection import BrokerConnection
 from .net.deadline import Deadline
@@ -47,6 +52,7 @@ from .producer.delivery import DeliveryFuture, RecordMetadata
 from .producer.partitioner import Partitioner, murmur2
 from .producer.producer import Producer
 from .producer.transaction import GroupMetadata, TransactionHandle, TransactionState, end_transaction
+from .share import ShareConsumer, ShareRecordColumns
 from .types import (
     BrokerMetadata,
     ClusterMetadata,
@@ -96,6 +102,11 @@ __all__ = [
     "RetryPolicy",
     "TopicMetadata",
     "TransactionError",
+    "ShareConsumer",
+    "ShareRecordColumns",
+    "ShareSessionLostError",
+    "ShareStateError",
+    "WakeupError",
     "TransactionHandle",
     "TransactionState",
     "UnacknowledgedRecords",

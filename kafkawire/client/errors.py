@@ -259,3 +259,23 @@ class RecordDroppedError(KafkaClientError):
 
 class GroupNotInactiveError(KafkaClientError, ValueError):
     """A reset asked of a group that has active members (Kafka's tool refuses it the same way)."""
+
+
+class ShareStateError(KafkaClientError):
+    """A :class:`~kafkawire.client.ShareConsumer` call its state does not allow (Java's
+    ``IllegalStateException``): ``poll()`` in explicit acknowledgement mode while records of the last poll
+    are not acknowledged, ``acknowledge()`` in implicit mode, any call after ``close()``."""
+
+    retriable = False
+
+
+class ShareSessionLostError(KafkaClientError):
+    """Acknowledgements that could not be delivered: the share session that acquired the records is gone
+    (broker restart, lost connection, evicted session). The broker releases those records when their
+    acquisition lock expires, and they are delivered again (KIP-932)."""
+
+
+class WakeupError(KafkaClientError):
+    """A blocking call was interrupted by ``wakeup()`` from another thread (Java's ``WakeupException``)."""
+
+    retriable = False

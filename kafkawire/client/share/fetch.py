@@ -1,0 +1,312 @@
+"""One round of share fetching: a ShareFetch per broker leading an assigned partition, all in flight
+together, acknowledgements riding on them; and ShareAcknowledge for what cannot ride (commit, close,
+partitions no longer fetched). Results of acknowledgements are collected per partition in
+``ack_results`` for the consumer to report."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ...protocol import ShareAcknowledgeRequest, ShareFetchRequest
+from ...protocol.errors import (
+    BrokerError,
+    InvalidShareSessionEpochError,
+    ShareSessionNotFoundError,
+    UnsupportedVersionError,
+    broker_error,
+)
+from ...records import decode_records
+from ..cluster.retry import is_retriable
+from ..errors import KafkaClientError, ShareSessionLostError
+from ..net.deadline import Deadline
+from .acknowledgements import AckBatch, Acknowledgements
+from .records import ShareRecordColumns, acquired_columns
+from .session import OPEN_EPOCH, ShareSession
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+__all__ = ["ShareFetcher"]
+
+log = logging.getLogger("kafkawire.share")
+
+TopicPartition = tuple[str, int]
+AckResults = dict[TopicPartition, BaseException | None]
+
+
+class ShareFetcher:
+    """Share sessions with every broker, and the fetch and acknowledge requests that go through them."""
+
+    def __init__(
+        self,
+        client: Client,
+        group_id: str,
+        acks: Acknowledgements,
+        *,
+        max_wait_ms: int,
+        max_bytes: int,
+        max_records: int,
+        batch_size: int,
+        check_crcs: bool,
+    ) -> None:
+        self.client = client
+        self.group_id = group_id
+        self.acks = acks
+        self.max_wait_ms = max_wait_ms
+        self.max_bytes = max_bytes
+        self.max_records = max_records
+        self.batch_size = batch_size
+        self.check_crcs = check_crcs
+        self.sessions: dict[int, ShareSession] = {}
+        self.ack_results: AckResults = {}
+        self.acquisition_lock_timeout_ms = -1
+        self.session_resets = 0
+        self._stale = False  # a partition's leader moved: refresh the metadata after this round
+
+    # ------------------------------------------------------------------------------------- helpers
+    def _ids(self, topics: set[str], deadline: Deadline) -> dict[str, uuid.UUID]:
+        cluster = self.client.cluster
+        out = {}
+        for t in topics:
+            tm = cluster.topic(t, deadline)
+            if tm.topic_id is None:
+                raise KafkaClientError(
+                    f"share fetch: the cluster gave no topic id for {t!r} (share groups need Kafka 4.1+)"
+                )
+            out[t] = tm.topic_id
+        return out
+
+    def _version(self, conn: Any, cls: Any) -> int:
+        try:
+            return conn.version_for(cls)
+        except UnsupportedVersionError as e:
+            raise KafkaClientError(
+                f"{conn.host}:{conn.port} does not speak {cls.__name__[:-7]} v1+ (KIP-932 share groups, "
+                f"Apache Kafka 4.1+): {e}"
+            ) from e
+
+    def _fail(self, acks: dict[TopicPartition, list[AckBatch]], err: BaseException) -> None:
+        for tp in acks:
+            self.ack_results[tp] = err
+
+    def _lost(self, node: int, why: str) -> None:
+        session = self.sessions.get(node)
+        if session is not None and session.epoch != OPEN_EPOCH:
+            self.session_resets += 1
+        if session is not None:
+            session.reset()
+        lost = self.acks.forget_node(node)
+        if lost:
+            err = ShareSessionLostError(
+                f"share session with broker {node} ended ({why}): acknowledgements not delivered"
+            )
+            for tp in lost:
+                self.ack_results[tp] = err
+
+    def _ack_outcome(self, tp: TopicPartition, code: int, message: str | None) -> None:
+        self.ack_results[tp] = broker_error(code, message, f"acknowledge {tp[0]}/{tp[1]}")
+
+    # ----------------------------------------------------------------------------------- one round
+    def round(
+        self, member_id: str, assigned: list[TopicPartition], deadline: Deadline
+    ) -> dict[TopicPartition, ShareRecordColumns]:
+        """Fetch once from every leader of ``assigned`` (and send what acknowledgements are due)."""
+        cluster = self.client.cluster
+        by_node: dict[int, set[TopicPartition]] = defaultdict(set)
+        for tp in assigned:
+            try:
+                by_node[cluster.leader(tp[0], tp[1], deadline)].add(tp)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                log.debug("share fetch: no leader for %s/%d yet: %s", tp[0], tp[1], e)
+        nodes = set(by_node) | {n for n, s in self.sessions.items() if s.partitions} | set(self.acks.pending)
+        wait = deadline.wait_ms(self.max_wait_ms)
+        inflight = []
+        for node in sorted(nodes):
+            try:
+                inflight.extend(self._send_node(node, member_id, by_node.get(node, set()), wait, deadline))
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                self._lost(node, str(e))
+        out: dict[TopicPartition, ShareRecordColumns] = {}
+        for kind, node, pr, wanted, acks in inflight:
+            session = self.sessions[node]
+            try:
+                resp = pr.result(self.client.cluster.request_timeout_ms + wait, deadline=deadline)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
+                self._lost(node, str(e))
+                continue
+            if kind == "ack":
+                self._acknowledged(node, session, resp, acks)
+            else:
+                out.update(self._fetched(node, session, resp, wanted, acks))
+        if self._stale:
+            self._stale = False
+            try:
+                cluster.fetch_metadata(sorted({t for t, _ in assigned}), deadline)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+        return out
+
+    def _send_node(self, node: int, member_id: str, wanted: set[TopicPartition], wait: int, deadline: Deadline) -> list:
+        session = self.sessions.setdefault(node, ShareSession(node))
+        conn = self.client.cluster.connection(node, deadline)
+        pending = self.acks.take(node).get(node, {})
+        if pending and session.epoch == OPEN_EPOCH:
+            self._fail(
+                pending, ShareSessionLostError(f"no share session with broker {node}: acknowledgements not delivered")
+            )
+            pending = {}
+        ride = {tp: b for tp, b in pending.items() if tp in wanted}
+        alone = {tp: b for tp, b in pending.items() if tp not in wanted}
+        ids = self._ids({t for t, _ in wanted | set(pending) | session.partitions}, deadline)
+        sent = []
+        if alone:
+            req = session.acknowledge_request(self.group_id, member_id, alone, ids)
+            sent.append(
+                (
+                    "ack",
+                    node,
+                    conn.send(req, self._version(conn, ShareAcknowledgeRequest), deadline=deadline),
+                    None,
+                    alone,
+                )
+            )
+            session.answered()  # pipelined: the fetch below carries the epoch after this one
+        if wanted or session.partitions:
+            req = session.fetch_request(
+                self.group_id,
+                member_id,
+                wanted,
+                ride,
+                ids,
+                max_wait_ms=wait if wanted else 0,
+                max_bytes=self.max_bytes,
+                max_records=self.max_records,
+                batch_size=self.batch_size,
+            )
+            sent.append(
+                ("fetch", node, conn.send(req, self._version(conn, ShareFetchRequest), deadline=deadline), wanted, ride)
+            )
+        return sent
+
+    def _session_error(self, node: int, err: BrokerError | None, acks: dict) -> bool:
+        if err is None:
+            return False
+        self._fail(acks, err)
+        if isinstance(err, (ShareSessionNotFoundError, InvalidShareSessionEpochError)) or err.retriable:
+            self._lost(node, str(err))
+            return True
+        raise err
+
+    def _acknowledged(self, node: int, session: ShareSession, resp: Any, acks: dict) -> None:
+        if self._session_error(
+            node, broker_error(resp.error_code, resp.error_message, f"share acknowledge at broker {node}"), acks
+        ):
+            return
+        names = self._names()
+        for t in resp.responses:
+            for p in t.partitions:
+                self._ack_outcome(
+                    (names.get(t.topic_id, str(t.topic_id)), p.partition_index), p.error_code, p.error_message
+                )
+
+    def _names(self) -> dict[uuid.UUID, str]:
+        return {tm.topic_id: name for name, tm in self.client.cluster.topics.items() if tm.topic_id is not None}
+
+    def _fetched(
+        self, node: int, session: ShareSession, resp: Any, wanted: set, acks: dict
+    ) -> dict[TopicPartition, ShareRecordColumns]:
+        if self._session_error(
+            node, broker_error(resp.error_code, resp.error_message, f"share fetch at broker {node}"), acks
+        ):
+            return {}
+        session.answered(wanted)
+        if resp.acquisition_lock_timeout_ms > 0:
+            self.acquisition_lock_timeout_ms = resp.acquisition_lock_timeout_ms
+        names = self._names()
+        out: dict[TopicPartition, ShareRecordColumns] = {}
+        stale = False
+        for t in resp.responses:
+            name = names.get(t.topic_id)
+            for p in t.partitions:
+                tp = (name or str(t.topic_id), p.partition_index)
+                if tp in acks:
+                    self._ack_outcome(tp, p.acknowledge_error_code, p.acknowledge_error_message)
+                err = broker_error(p.error_code, p.error_message, f"share fetch {tp[0]}/{tp[1]}")
+                if err is not None:
+                    if not err.retriable:
+                        raise err
+                    stale = True  # leader moved or not ready: look again at the metadata
+                    continue
+                if name is None or tp not in wanted or not p.acquired_records:
+                    continue
+                data = p.records
+                cols = decode_records(b"" if data is None else data, verify_crc=self.check_crcs)
+                delivered, gaps = acquired_columns(cols, p.acquired_records)
+                self.acks.delivered(tp, node, delivered.offset, gaps)
+                if len(delivered):
+                    out[tp] = delivered
+        self._stale |= stale
+        return out
+
+    # -------------------------------------------------------------------------------- acknowledge
+    def send_acknowledgements(self, member_id: str, deadline: Deadline, *, close: bool = False) -> list:
+        """ShareAcknowledge every pending acknowledgement to its broker (``close``: and end every session);
+        the requests in flight, for :meth:`collect`."""
+        pending = self.acks.take()
+        nodes = set(pending) | (set(self.sessions) if close else set())
+        sent = []
+        for node in sorted(nodes):
+            acks = pending.get(node, {})
+            session = self.sessions.setdefault(node, ShareSession(node))
+            if session.epoch == OPEN_EPOCH:
+                self._fail(
+                    acks, ShareSessionLostError(f"no share session with broker {node}: acknowledgements not delivered")
+                )
+                continue
+            try:
+                conn = self.client.cluster.connection(node, deadline)
+                ids = self._ids({t for t, _ in acks}, deadline)
+                req = session.acknowledge_request(self.group_id, member_id, acks, ids, close=close)
+                sent.append(
+                    (node, conn.send(req, self._version(conn, ShareAcknowledgeRequest), deadline=deadline), acks)
+                )
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
+                self._lost(node, str(e))
+                continue
+            if close:
+                session.reset()
+            else:
+                session.answered()
+        return sent
+
+    def collect(self, sent: list, deadline: Deadline) -> None:
+        """Wait for the acknowledgements :meth:`send_acknowledgements` sent; outcomes go to ``ack_results``."""
+        for node, pr, acks in sent:
+            try:
+                resp = pr.result(self.client.cluster.request_timeout_ms, deadline=deadline)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
+                self._lost(node, str(e))
+                continue
+            self._acknowledged(node, self.sessions[node], resp, acks)
+
+    def drain(self) -> AckResults:
+        """The acknowledgement outcomes collected since the last call, per partition (None: accepted)."""
+        out, self.ack_results = self.ack_results, {}
+        return out
