@@ -169,7 +169,7 @@ class ShareFetcher:
         ride = {tp: b for tp, b in pending.items() if tp in wanted}
         alone = {tp: b for tp, b in pending.items() if tp not in wanted}
         ids = self._ids({t for t, _ in wanted | set(pending) | session.partitions}, deadline)
-        sent = []
+        sent: list[tuple[str, int, Any, set[TopicPartition] | None, dict[TopicPartition, list[AckBatch]]]] = []
         if alone:
             req = session.acknowledge_request(self.group_id, member_id, alone, ids)
             sent.append(
