@@ -24,7 +24,7 @@ from ..cluster.retry import is_retriable
 from ..errors import KafkaTimeoutError, ShareStateError, WakeupError
 from ..net.deadline import Deadline
 from .acknowledgements import ACCEPT, ACK_TYPES, RELEASE, Acknowledgements
-from .fetch import AckResults, ShareFetcher
+from .fetch import AckResults, AckSent, ShareFetcher
 from .membership import ShareGroupMember
 from .records import ShareRecordColumns
 
@@ -104,7 +104,7 @@ class ShareConsumer:
             check_crcs=check_crcs,
         )
         self._subscription: list[str] = []
-        self._async: list[tuple[list, CommitCallback | None]] = []
+        self._async: list[tuple[AckSent, CommitCallback | None]] = []
         self._wakeup = threading.Event()
         self._closed = False
         self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0}

@@ -35,6 +35,11 @@ log = logging.getLogger("kafkawire.share")
 
 TopicPartition = tuple[str, int]
 AckResults = dict[TopicPartition, BaseException | None]
+Acks = dict[TopicPartition, list[AckBatch]]
+#: Requests in flight in a round: (kind, node, pending response, partitions fetched, acknowledgements carried).
+RoundSent = list[tuple[str, int, Any, "set[TopicPartition] | None", Acks]]
+#: ShareAcknowledge requests in flight: (node, pending response, acknowledgements carried).
+AckSent = list[tuple[int, Any, Acks]]
 
 
 class ShareFetcher:
@@ -81,14 +86,14 @@ class ShareFetcher:
 
     def _version(self, conn: Any, cls: Any) -> int:
         try:
-            return conn.version_for(cls)
+            return int(conn.version_for(cls))
         except UnsupportedVersionError as e:
             raise KafkaClientError(
                 f"{conn.host}:{conn.port} does not speak {cls.__name__[:-7]} v1+ (KIP-932 share groups, "
                 f"Apache Kafka 4.1+): {e}"
             ) from e
 
-    def _fail(self, acks: dict[TopicPartition, list[AckBatch]], err: BaseException) -> None:
+    def _fail(self, acks: Acks, err: BaseException) -> None:
         for tp in acks:
             self.ack_results[tp] = err
 
@@ -125,7 +130,7 @@ class ShareFetcher:
                 log.debug("share fetch: no leader for %s/%d yet: %s", tp[0], tp[1], e)
         nodes = set(by_node) | {n for n, s in self.sessions.items() if s.partitions} | set(self.acks.pending)
         wait = deadline.wait_ms(self.max_wait_ms)
-        inflight = []
+        inflight: RoundSent = []
         for node in sorted(nodes):
             try:
                 inflight.extend(self._send_node(node, member_id, by_node.get(node, set()), wait, deadline))
@@ -144,7 +149,7 @@ class ShareFetcher:
                 self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
                 self._lost(node, str(e))
                 continue
-            if kind == "ack":
+            if kind == "ack" or wanted is None:
                 self._acknowledged(node, session, resp, acks)
             else:
                 out.update(self._fetched(node, session, resp, wanted, acks))
@@ -157,7 +162,9 @@ class ShareFetcher:
                     raise
         return out
 
-    def _send_node(self, node: int, member_id: str, wanted: set[TopicPartition], wait: int, deadline: Deadline) -> list:
+    def _send_node(
+        self, node: int, member_id: str, wanted: set[TopicPartition], wait: int, deadline: Deadline
+    ) -> RoundSent:
         session = self.sessions.setdefault(node, ShareSession(node))
         conn = self.client.cluster.connection(node, deadline)
         pending = self.acks.take(node).get(node, {})
@@ -169,7 +176,7 @@ class ShareFetcher:
         ride = {tp: b for tp, b in pending.items() if tp in wanted}
         alone = {tp: b for tp, b in pending.items() if tp not in wanted}
         ids = self._ids({t for t, _ in wanted | set(pending) | session.partitions}, deadline)
-        sent: list[tuple[str, int, Any, set[TopicPartition] | None, dict[TopicPartition, list[AckBatch]]]] = []
+        sent: RoundSent = []
         if alone:
             req = session.acknowledge_request(self.group_id, member_id, alone, ids)
             sent.append(
@@ -199,7 +206,7 @@ class ShareFetcher:
             )
         return sent
 
-    def _session_error(self, node: int, err: BrokerError | None, acks: dict) -> bool:
+    def _session_error(self, node: int, err: BrokerError | None, acks: Acks) -> bool:
         if err is None:
             return False
         self._fail(acks, err)
@@ -208,7 +215,7 @@ class ShareFetcher:
             return True
         raise err
 
-    def _acknowledged(self, node: int, session: ShareSession, resp: Any, acks: dict) -> None:
+    def _acknowledged(self, node: int, session: ShareSession, resp: Any, acks: Acks) -> None:
         if self._session_error(
             node, broker_error(resp.error_code, resp.error_message, f"share acknowledge at broker {node}"), acks
         ):
@@ -224,7 +231,7 @@ class ShareFetcher:
         return {tm.topic_id: name for name, tm in self.client.cluster.topics.items() if tm.topic_id is not None}
 
     def _fetched(
-        self, node: int, session: ShareSession, resp: Any, wanted: set, acks: dict
+        self, node: int, session: ShareSession, resp: Any, wanted: set[TopicPartition], acks: Acks
     ) -> dict[TopicPartition, ShareRecordColumns]:
         if self._session_error(
             node, broker_error(resp.error_code, resp.error_message, f"share fetch at broker {node}"), acks
@@ -260,12 +267,12 @@ class ShareFetcher:
         return out
 
     # -------------------------------------------------------------------------------- acknowledge
-    def send_acknowledgements(self, member_id: str, deadline: Deadline, *, close: bool = False) -> list:
+    def send_acknowledgements(self, member_id: str, deadline: Deadline, *, close: bool = False) -> AckSent:
         """ShareAcknowledge every pending acknowledgement to its broker (``close``: and end every session);
         the requests in flight, for :meth:`collect`."""
         pending = self.acks.take()
         nodes = set(pending) | (set(self.sessions) if close else set())
-        sent = []
+        sent: AckSent = []
         for node in sorted(nodes):
             acks = pending.get(node, {})
             session = self.sessions.setdefault(node, ShareSession(node))
@@ -293,7 +300,7 @@ class ShareFetcher:
                 session.answered()
         return sent
 
-    def collect(self, sent: list, deadline: Deadline) -> None:
+    def collect(self, sent: AckSent, deadline: Deadline) -> None:
         """Wait for the acknowledgements :meth:`send_acknowledgements` sent; outcomes go to ``ack_results``."""
         for node, pr, acks in sent:
             try:

@@ -123,7 +123,7 @@ class ShareGroupMember:
 
     def _version(self, conn: Any) -> int:
         try:
-            return conn.version_for(ShareGroupHeartbeatRequest)
+            return int(conn.version_for(ShareGroupHeartbeatRequest))
         except UnsupportedVersionError as e:
             raise GroupProtocolUnsupportedError(
                 f"share group {self.group_id!r}: {conn.host}:{conn.port} does not speak ShareGroupHeartbeat v1 "
