@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,18 @@ DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 
 class CliError(Exception):
     """A user-facing error: printed as ``kafkawire: error: <message>`` with exit status 1, no traceback."""
+
+
+def add_action(
+    sub: Any, name: str, *, help: str, json_help: str | None = None, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """One action of a command (``kafkawire topics list``): its parser, with the connection options every
+    action takes, and ``--json`` when ``json_help`` says what it prints instead of a table."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, **kwargs)
+    add_connection_args(parser)
+    if json_help is not None:
+        parser.add_argument("--json", action="store_true", help=json_help)
+    return parser
 
 
 def add_connection_args(parser: argparse.ArgumentParser) -> None:
@@ -234,6 +247,16 @@ def parse_start(text: str) -> tuple[str, int]:
             raise CliError(f"bad --from {text!r}: offsets are >= 0")
         return "offset", off
     return "time", parse_time_ms(text)
+
+
+def print_rows(rows: Sequence[Sequence[Any]], header: Sequence[str], as_json: bool) -> None:
+    """``rows`` as a table under ``header``, or with ``--json`` as a JSON list of objects keyed by the header
+    names in snake_case (``LEADER-EPOCH`` -> ``leader_epoch``)."""
+    if as_json:
+        keys = [h.lower().replace("-", "_") for h in header]
+        print(json.dumps([dict(zip(keys, r)) for r in rows]))
+    else:
+        print_table(rows, header)
 
 
 def print_table(rows: Sequence[Sequence[Any]], header: Sequence[str], out: IO[str] | None = None) -> None:

@@ -5,10 +5,9 @@ SECURITY_DISABLED)."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, print_table
+from ._common import CliError, add_action, make_client, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -32,14 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire acls``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = sub.add_parser("list", help="the ACLs matching a resource and principal (default: every ACL)")
-    add_connection_args(ls)
+    ls = add_action(sub, "list", help="the ACLs matching a resource and principal (default: every ACL)")
     _resource_args(ls, pattern_default="any")
     ls.add_argument("--principal", metavar="TYPE:NAME", help="only this principal (e.g. User:alice)")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    create = sub.add_parser("create", help="allow or deny principals operations on a resource")
-    add_connection_args(create)
+    create = add_action(sub, "create", help="allow or deny principals operations on a resource")
     _resource_args(create, pattern_default="literal")
     create.add_argument("--allow-principal", action="append", default=[], metavar="TYPE:NAME")
     create.add_argument("--deny-principal", action="append", default=[], metavar="TYPE:NAME")
@@ -48,8 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     create.add_argument("--host", default="*", help="the client host the ACL applies to (default *)")
 
-    delete = sub.add_parser("delete", help="delete the ACLs matching a resource, principal and operation")
-    add_connection_args(delete)
+    delete = add_action(sub, "delete", help="delete the ACLs matching a resource, principal and operation")
     _resource_args(delete, pattern_default="any")
     delete.add_argument("--principal", metavar="TYPE:NAME", help="only this principal")
     delete.add_argument("--operation", metavar="OP", default="ANY", help="only this operation")
@@ -98,10 +94,7 @@ def _show(bindings: list[Any], as_json: bool) -> None:
         (b.resource_type, b.name, b.pattern_type, b.principal, b.host, b.operation, b.permission) for b in bindings
     )
     header = ("RESOURCE-TYPE", "NAME", "PATTERN-TYPE", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION")
-    if as_json:
-        print(json.dumps([dict(zip([h.lower().replace("-", "_") for h in header], r)) for r in rows]))
-    else:
-        print_table(rows, header)
+    print_rows(rows, header, as_json)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -6,10 +6,9 @@ change them, on :class:`kafkawire.admin.Admin`."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, print_table
+from ._common import CliError, add_action, make_client, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -25,41 +24,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire cluster``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    parts = sub.add_parser("partitions", help="leaders, replicas, ISR and eligible leader replicas (KIP-966)")
-    add_connection_args(parts)
+    parts = add_action(sub, "partitions", help="leaders, replicas, ISR and eligible leader replicas (KIP-966)")
     parts.add_argument("topics", nargs="+", metavar="TOPIC")
     parts.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    elect = sub.add_parser("elect-leaders", help="preferred or unclean leader election")
-    add_connection_args(elect)
+    elect = add_action(sub, "elect-leaders", help="preferred or unclean leader election")
     elect.add_argument("--election-type", choices=["preferred", "unclean"], default="preferred")
     which = elect.add_mutually_exclusive_group(required=True)
     which.add_argument("--partition", action="append", type=_partition_list, metavar="TOPIC:P", help="(repeatable)")
     which.add_argument("--all-topic-partitions", action="store_true", help="every partition that needs one")
 
-    ls = sub.add_parser("reassignments", help="the ongoing replica reassignments")
-    add_connection_args(ls)
-    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_action(
+        sub, "reassignments", help="the ongoing replica reassignments", json_help="print JSON instead of a table"
+    )
 
-    move = sub.add_parser("reassign", help="move a partition's replicas, or cancel its reassignment")
-    add_connection_args(move)
+    move = add_action(sub, "reassign", help="move a partition's replicas, or cancel its reassignment")
     move.add_argument("partition", type=_partition_list, metavar="TOPIC:P")
     target = move.add_mutually_exclusive_group(required=True)
     target.add_argument("--replicas", metavar="ID,ID,...", help="the new replicas, preferred leader first")
     target.add_argument("--cancel", action="store_true", help="cancel the ongoing reassignment")
 
-    dirs = sub.add_parser("log-dirs", help="each broker's log directories and the replicas in them")
-    add_connection_args(dirs)
+    dirs = add_action(sub, "log-dirs", help="each broker's log directories and the replicas in them")
     dirs.add_argument("--broker", action="append", type=int, metavar="ID", help="only this broker (repeatable)")
     dirs.add_argument("--topic", action="append", metavar="TOPIC", help="only replicas of this topic (repeatable)")
     dirs.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    feats = sub.add_parser("features", help="finalized feature levels and the ranges the brokers support")
-    add_connection_args(feats)
-    feats.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_action(
+        sub, "features", help="finalized feature levels and the ranges the brokers support",
+        json_help="print JSON instead of a table",
+    )
 
-    upd = sub.add_parser("update-features", help="change finalized feature levels (KIP-584)")
-    add_connection_args(upd)
+    upd = add_action(sub, "update-features", help="change finalized feature levels (KIP-584)")
     upd.add_argument("--feature", action="append", required=True, metavar="NAME=LEVEL", help="(repeatable)")
     upd.add_argument("--upgrade-type", choices=["upgrade", "safe_downgrade", "unsafe_downgrade"], default="upgrade")
     upd.add_argument("--validate-only", action="store_true", help="let the controller check, change nothing")
@@ -89,13 +84,6 @@ def _ids(v: tuple[int, ...] | None) -> str:
     return "-" if v is None else ",".join(map(str, v))
 
 
-def _out(rows: list[tuple[Any, ...]], header: tuple[str, ...], as_json: bool) -> None:
-    if as_json:
-        keys = [h.lower().replace("-", "_") for h in header]
-        print(json.dumps([dict(zip(keys, r)) for r in rows]))
-    else:
-        print_table(rows, header)
-
 
 def _partitions(args: argparse.Namespace) -> int:
     with _admin(args) as admin, admin.client:
@@ -106,7 +94,8 @@ def _partitions(args: argparse.Namespace) -> int:
         for t in args.topics
         for p in described[t].partitions
     ]  # fmt: skip
-    _out(rows, ("TOPIC", "PARTITION", "LEADER", "LEADER-EPOCH", "REPLICAS", "ISR", "ELR", "LAST-KNOWN-ELR"), args.json)
+    header = ("TOPIC", "PARTITION", "LEADER", "LEADER-EPOCH", "REPLICAS", "ISR", "ELR", "LAST-KNOWN-ELR")
+    print_rows(rows, header, args.json)
     return 0
 
 
@@ -131,7 +120,7 @@ def _reassignments(args: argparse.Namespace) -> int:
     with _admin(args) as admin, admin.client:
         ongoing = admin.list_partition_reassignments()
     rows = [(t, p, _ids(r.replicas), _ids(r.adding), _ids(r.removing)) for (t, p), r in sorted(ongoing.items())]
-    _out(rows, ("TOPIC", "PARTITION", "REPLICAS", "ADDING", "REMOVING"), args.json)
+    print_rows(rows, ("TOPIC", "PARTITION", "REPLICAS", "ADDING", "REMOVING"), args.json)
     return 0
 
 
@@ -161,7 +150,7 @@ def _log_dirs(args: argparse.Namespace) -> int:
         for (t, p), r in sorted(d.replicas.items())
         if not args.topic or t in args.topic
     ]
-    _out(rows, ("BROKER", "LOG-DIR", "TOPIC", "PARTITION", "SIZE", "OFFSET-LAG", "FUTURE"), args.json)
+    print_rows(rows, ("BROKER", "LOG-DIR", "TOPIC", "PARTITION", "SIZE", "OFFSET-LAG", "FUTURE"), args.json)
     return 0
 
 
@@ -172,7 +161,7 @@ def _features(args: argparse.Namespace) -> int:
         (name, lo, hi, f.finalized.get(name, 0), f.epoch)
         for name, (lo, hi) in sorted(f.supported.items())
     ]
-    _out(rows, ("FEATURE", "SUPPORTED-MIN", "SUPPORTED-MAX", "FINALIZED", "EPOCH"), args.json)
+    print_rows(rows, ("FEATURE", "SUPPORTED-MIN", "SUPPORTED-MAX", "FINALIZED", "EPOCH"), args.json)
     return 0
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, parse_time_ms, partitions_of, print_table
+from ._common import CliError, add_action, make_client, parse_time_ms, partitions_of, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -17,33 +17,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire groups``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = sub.add_parser("list", help="list groups with their state and type")
-    add_connection_args(ls)
+    ls = add_action(sub, "list", help="list groups with their state and type")
     ls.add_argument("--state", action="append", metavar="STATE", help="only groups in this state (repeatable)")
     ls.add_argument("--type", action="append", metavar="TYPE", help="only groups of this type: classic, consumer, ...")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    describe = sub.add_parser("describe", help="state, members and committed offsets with lag")
-    add_connection_args(describe)
+    describe = add_action(sub, "describe", help="state, members and committed offsets with lag")
     describe.add_argument("groups", nargs="+", metavar="GROUP")
     describe.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
-    delete = sub.add_parser("delete", help="delete groups that have no active member, with their offsets")
-    add_connection_args(delete)
+    delete = add_action(sub, "delete", help="delete groups that have no active member, with their offsets")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     delete.add_argument("--if-exists", action="store_true", help="no error when a group does not exist")
 
-    forget = sub.add_parser("delete-offsets", help="delete a group's committed offsets of a topic (KIP-496)")
-    add_connection_args(forget)
+    forget = add_action(sub, "delete-offsets", help="delete a group's committed offsets of a topic (KIP-496)")
     forget.add_argument("group", metavar="GROUP")
     forget.add_argument(
         "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="a topic or some partitions"
     )
 
-    reset = sub.add_parser(
-        "reset-offsets", help="set an inactive group's offsets (a dry run that prints the plan unless --execute)"
+    reset = add_action(
+        sub, "reset-offsets", help="set an inactive group's offsets (a dry run that prints the plan unless --execute)"
     )
-    add_connection_args(reset)
     reset.add_argument("group", metavar="GROUP")
     which = reset.add_mutually_exclusive_group(required=True)
     which.add_argument(

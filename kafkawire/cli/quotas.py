@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, parse_pairs, print_table
+from ._common import CliError, add_action, make_client, parse_pairs, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -21,13 +21,11 @@ def _entity_args(p: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire quotas``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    describe = sub.add_parser("describe", help="the quotas of the entities matching (default: every quota)")
-    add_connection_args(describe)
+    describe = add_action(sub, "describe", help="the quotas of the entities matching (default: every quota)")
     _entity_args(describe)
     describe.add_argument("--strict", action="store_true", help="only the entity exactly as given")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    alter = sub.add_parser("alter", help="set or remove quotas of one entity")
-    add_connection_args(alter)
+    alter = add_action(sub, "alter", help="set or remove quotas of one entity")
     _entity_args(alter)
     alter.add_argument("--set", action="append", metavar="KEY=VALUE[,...]", help="e.g. producer_byte_rate=1048576")
     alter.add_argument("--delete", action="append", metavar="KEY", help="remove a quota (repeatable)")

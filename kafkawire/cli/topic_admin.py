@@ -9,21 +9,19 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, parse_pairs, partitions_of, print_table
+from ._common import CliError, add_action, make_client, parse_pairs, partitions_of, print_table
 
 __all__ = ["add_actions", "ACTIONS"]
 
 
 def add_actions(sub: Any) -> None:
     """Add this module's actions to the ``kafkawire topics`` subparsers ``sub``."""
-    configs = sub.add_parser("configs", help="a topic's configs: value and source (non-default ones unless --all)")
-    add_connection_args(configs)
+    configs = add_action(sub, "configs", help="a topic's configs: value and source (non-default ones unless --all)")
     configs.add_argument("topic", metavar="TOPIC")
     configs.add_argument("--all", action="store_true", help="also the configs left at their defaults")
     configs.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    alter = sub.add_parser("alter-config", help="change a topic's configs incrementally (others keep their values)")
-    add_connection_args(alter)
+    alter = add_action(sub, "alter-config", help="change a topic's configs incrementally (others keep their values)")
     alter.add_argument("topic", metavar="TOPIC")
     alter.add_argument("--set", action="append", metavar="KEY=VALUE[,...]", help="set configs (repeatable)")
     alter.add_argument("--delete", action="append", metavar="KEY", help="back to the default (repeatable)")
@@ -33,13 +31,11 @@ def add_actions(sub: Any) -> None:
     )
     alter.add_argument("--validate-only", action="store_true", help="let the broker check, change nothing")
 
-    grow = sub.add_parser("add-partitions", help="grow a topic to a total number of partitions")
-    add_connection_args(grow)
+    grow = add_action(sub, "add-partitions", help="grow a topic to a total number of partitions")
     grow.add_argument("topic", metavar="TOPIC")
     grow.add_argument("--partitions", "-p", type=int, required=True, metavar="N", help="the new total")
 
-    trim = sub.add_parser("delete-records", help="delete a topic's records before an offset")
-    add_connection_args(trim)
+    trim = add_action(sub, "delete-records", help="delete a topic's records before an offset")
     trim.add_argument("topic", metavar="TOPIC")
     trim.add_argument("--partition", "-p", type=int, action="append", help="only this partition (repeatable)")
     trim.add_argument(

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from ._common import CliError, add_connection_args, make_client, parse_pairs, print_table
+from ._common import CliError, add_action, make_client, parse_pairs, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -16,13 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire topics``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = sub.add_parser("list", help="list topics with their partition counts")
-    add_connection_args(ls)
+    ls = add_action(sub, "list", help="list topics with their partition counts")
     ls.add_argument("--internal", action="store_true", help="include internal topics (__consumer_offsets, ...)")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    create = sub.add_parser("create", help="create topics")
-    add_connection_args(create)
+    create = add_action(sub, "create", help="create topics")
     create.add_argument("names", nargs="+", metavar="TOPIC")
     create.add_argument("--partitions", "-p", type=int, default=1, help="default: 1")
     create.add_argument("--replication-factor", "-r", type=int, default=1, help="default: 1")
@@ -31,13 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     create.add_argument("--if-not-exists", action="store_true", help="no error when a topic already exists")
 
-    delete = sub.add_parser("delete", help="delete topics")
-    add_connection_args(delete)
+    delete = add_action(sub, "delete", help="delete topics")
     delete.add_argument("names", nargs="+", metavar="TOPIC")
     delete.add_argument("--if-exists", action="store_true", help="no error when a topic does not exist")
 
-    describe = sub.add_parser("describe", help="partitions, leaders, replicas and offsets of topics")
-    add_connection_args(describe)
+    describe = add_action(sub, "describe", help="partitions, leaders, replicas and offsets of topics")
     describe.add_argument("names", nargs="+", metavar="TOPIC")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
 

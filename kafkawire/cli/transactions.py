@@ -4,11 +4,10 @@ Kafka's ``kafka-transactions.sh`` shows and aborts them (KIP-664), on :class:`ka
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, print_table
+from ._common import CliError, add_action, make_client, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -17,26 +16,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire transactions``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = sub.add_parser("list", help="the transactional ids the coordinators know, with state and producer id")
-    add_connection_args(ls)
+    ls = add_action(sub, "list", help="the transactional ids the coordinators know, with state and producer id")
     ls.add_argument("--state", action="append", metavar="STATE", help="only in this state, e.g. Ongoing (repeatable)")
     ls.add_argument("--producer-id", action="append", type=int, metavar="ID", help="only this producer (repeatable)")
     ls.add_argument("--duration-ms", type=int, metavar="MS", help="only transactions open longer than this")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    describe = sub.add_parser("describe", help="a transaction as its coordinator describes it")
-    add_connection_args(describe)
+    describe = add_action(sub, "describe", help="a transaction as its coordinator describes it")
     describe.add_argument("--transactional-id", required=True, metavar="ID")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    producers = sub.add_parser("describe-producers", help="the active producers of a partition (its leader's view)")
-    add_connection_args(producers)
+    producers = add_action(sub, "describe-producers", help="the active producers of a partition (its leader's view)")
     producers.add_argument("--topic", required=True)
     producers.add_argument("--partition", required=True, type=int)
     producers.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    abort = sub.add_parser("abort", help="abort the (hanging) transaction that starts at an offset of a partition")
-    add_connection_args(abort)
+    abort = add_action(sub, "abort", help="abort the (hanging) transaction that starts at an offset of a partition")
     abort.add_argument("--topic", required=True)
     abort.add_argument("--partition", required=True, type=int)
     abort.add_argument("--start-offset", required=True, type=int, metavar="OFFSET")
@@ -64,7 +59,7 @@ def _list(args: argparse.Namespace) -> int:
             raise CliError(str(e)) from None
     rows = [(t.transactional_id, t.coordinator_id, t.producer_id, t.state) for t in found]
     header = ("TRANSACTIONAL-ID", "COORDINATOR", "PRODUCER-ID", "STATE")
-    _print(rows, header, args.json)
+    print_rows(rows, header, args.json)
     return 0
 
 
@@ -96,7 +91,7 @@ def _describe(args: argparse.Namespace) -> int:
         "DURATION-MS",
         "PARTITIONS",
     )
-    _print([row], header, args.json)
+    print_rows([row], header, args.json)
     return 0
 
 
@@ -122,7 +117,7 @@ def _producers(args: argparse.Namespace) -> int:
         "LAST-TIMESTAMP",
         "TRANSACTION-START-OFFSET",
     )
-    _print(rows, header, args.json)
+    print_rows(rows, header, args.json)
     return 0
 
 
@@ -139,9 +134,3 @@ def _abort(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(rows: list[tuple[Any, ...]], header: tuple[str, ...], as_json: bool) -> None:
-    if as_json:
-        keys = [h.lower().replace("-", "_") for h in header]
-        print(json.dumps([dict(zip(keys, r)) for r in rows]))
-    else:
-        print_table(rows, header)

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from ._common import CliError, add_connection_args, make_client, print_table
+from ._common import CliError, add_action, make_client, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -20,20 +20,17 @@ _MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire users``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    describe = sub.add_parser("describe", help="users with SCRAM credentials: mechanisms and iterations")
-    add_connection_args(describe)
+    describe = add_action(sub, "describe", help="users with SCRAM credentials: mechanisms and iterations")
     describe.add_argument("users", nargs="*", metavar="USER", help="only these users (default: every one)")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    upsert = sub.add_parser("set-scram", help="create or replace a user's SCRAM credential")
-    add_connection_args(upsert)
+    upsert = add_action(sub, "set-scram", help="create or replace a user's SCRAM credential")
     upsert.add_argument("user", metavar="USER")
     upsert.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
     upsert.add_argument("--iterations", type=int, default=8192, help="PBKDF2 iterations (Kafka: 4096-16384)")
     upsert.add_argument(
         "--password-stdin", action="store_true", help="read the password from stdin (default: prompt for it)"
     )
-    delete = sub.add_parser("delete-scram", help="delete a user's SCRAM credential")
-    add_connection_args(delete)
+    delete = add_action(sub, "delete-scram", help="delete a user's SCRAM credential")
     delete.add_argument("user", metavar="USER")
     delete.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
 
