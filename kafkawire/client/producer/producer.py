@@ -54,6 +54,7 @@ from ..errors import ProduceFailedError
 from ..types import ProduceResult, UnacknowledgedRecords
 from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError, RecordMetadata, as_done_callback
 from .transaction import GroupMetadata, TransactionHandle, TransactionManager, TransactionState
+from .txn_offsets import send_offsets_to_transaction
 
 __all__ = ["Producer"]
 
@@ -623,7 +624,7 @@ class Producer:
             normalised = {(str(tp[0]), int(tp[1])): v for tp, v in offsets.items()}
             cluster = self.client.cluster
             with cluster.lock:
-                txn.send_offsets(cluster, normalised, group, self.client.deadline(timeout_ms))
+                send_offsets_to_transaction(txn, cluster, normalised, group, self.client.deadline(timeout_ms))
 
     def commit_transaction(self, *, timeout_ms: float | None = None) -> None:
         """Flush what is buffered, then commit the transaction (EndTxn). A failed flush makes the

@@ -48,12 +48,11 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ...protocol import (
-    AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
@@ -173,7 +172,7 @@ def _speaks(conn: BrokerConnection, api: type, version: int) -> bool:
     return True
 
 
-def _version(conn: BrokerConnection, request: Any, v2: bool, v2_version: int, v1_max: int) -> int:
+def request_version(conn: BrokerConnection, request: Any, v2: bool, v2_version: int, v1_max: int) -> int:
     """The version of a transaction request: exactly ``v2_version`` under transaction protocol v2 (KIP-890
     part 2; the broker must speak it), else the highest both sides speak up to ``v1_max``."""
     if v2:
@@ -344,12 +343,12 @@ class TransactionManager(ProducerState):
         self._add_partitions(cluster, topic, new, deadline)
 
     # ------------------------------------------------------------------------------ coordinator
-    def _coordinator(self, cluster: Cluster, deadline: Deadline) -> BrokerConnection:
+    def coordinator_connection(self, cluster: Cluster, deadline: Deadline) -> BrokerConnection:
         """The transaction coordinator of this id (FindCoordinator with key_type 1, KIP-98)."""
         assert self.transactional_id is not None
         return cluster.coordinator(self.transactional_id, deadline, key_type=TRANSACTION)
 
-    def _check(self, code: int, what: str, message: str | None = None) -> None:
+    def check_error(self, code: int, what: str, message: str | None = None) -> None:
         """Raise the broker's error for ``code``: retriable ones as they are (the retry loop tries again,
         after a new coordinator lookup for NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE); others after
         moving to the fatal or abortable state."""
@@ -360,7 +359,9 @@ class TransactionManager(ProducerState):
             raise err
         raise self.fail(err)
 
-    def _call(self, cluster: Cluster, deadline: Deadline, attempt: Any, what: str) -> Any:
+    def call(self, cluster: Cluster, deadline: Deadline, attempt: Any, what: str) -> Any:
+        """``cluster.call`` for a request of this transaction: CONCURRENT_TRANSACTIONS retried quickly, the
+        transaction coordinator forgotten when it moved."""
         def quick(d: Deadline) -> Any:
             # CONCURRENT_TRANSACTIONS right after a commit only means the coordinator is still writing the
             # previous transaction's markers (milliseconds): retry after 20 ms, as the Java client does for
@@ -400,11 +401,11 @@ class TransactionManager(ProducerState):
             raise TransactionError(f"init_transactions: not allowed while the producer is {self.state.value}")
         self._init_producer_id(cluster, deadline, bump=False)
         self.state = TransactionState.READY
-        self._update_protocol(cluster, self._coordinator(cluster, deadline), initializing=True)
+        self._update_protocol(cluster, self.coordinator_connection(cluster, deadline), initializing=True)
 
     def _init_producer_id(self, cluster: Cluster, deadline: Deadline, bump: bool) -> None:
         def attempt(d: Deadline) -> None:
-            conn = self._coordinator(cluster, d)
+            conn = self.coordinator_connection(cluster, d)
             version = conn.version_for(InitProducerIdRequest)
             req = InitProducerIdRequest(
                 transactional_id=self.transactional_id, transaction_timeout_ms=self.transaction_timeout_ms
@@ -413,7 +414,7 @@ class TransactionManager(ProducerState):
                 # KIP-360: the current id and epoch let the coordinator bump the epoch instead of fencing us.
                 req.producer_id, req.producer_epoch = self.producer_id, self.producer_epoch
             resp = conn.request(req, version, deadline=d)
-            self._check(resp.error_code, "InitProducerId")
+            self.check_error(resp.error_code, "InitProducerId")
             self.producer_id, self.producer_epoch = resp.producer_id, resp.producer_epoch
             self.sequences.clear()
             log.info(
@@ -423,7 +424,7 @@ class TransactionManager(ProducerState):
                 self.producer_epoch,
             )
 
-        self._call(cluster, deadline, attempt, "InitProducerId")
+        self.call(cluster, deadline, attempt, "InitProducerId")
         self._bump_epoch = False
 
     def handle(self) -> TransactionHandle:
@@ -446,7 +447,7 @@ class TransactionManager(ProducerState):
 
     def _add_partitions(self, cluster: Cluster, topic: str, partitions: list[int], deadline: Deadline) -> None:
         def attempt(d: Deadline) -> None:
-            conn = self._coordinator(cluster, d)
+            conn = self.coordinator_connection(cluster, d)
             version = min(conn.version_for(AddPartitionsToTxnRequest), ADD_PARTITIONS_MAX)
             topics = [AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
             req = AddPartitionsToTxnRequest(
@@ -464,83 +465,10 @@ class TransactionManager(ProducerState):
             ]
             for code in sorted(set(codes), key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
                 # Non-retriable first: a fenced epoch must not hide behind a retriable error of another partition.
-                self._check(code, f"AddPartitionsToTxn {topic}{partitions}")
+                self.check_error(code, f"AddPartitionsToTxn {topic}{partitions}")
 
-        self._call(cluster, deadline, attempt, f"add {topic}{partitions} to the transaction")
+        self.call(cluster, deadline, attempt, f"add {topic}{partitions} to the transaction")
         self.partitions.update((topic, p) for p in partitions)
-
-    def send_offsets(
-        self,
-        cluster: Cluster,
-        offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
-        group: GroupMetadata,
-        deadline: Deadline,
-    ) -> None:
-        """AddOffsetsToTxn (once per group and transaction), then TxnOffsetCommit to the group's
-        coordinator: the offsets become visible to the group when the transaction commits."""
-        self.require(TransactionState.IN_TRANSACTION, what="send_offsets_to_transaction")
-        v2 = self.transaction_v2
-        if v2:
-            # KIP-890 part 2: TxnOffsetCommit v5 adds the group to the transaction (no AddOffsetsToTxn).
-            self.groups.add(group.group_id)
-        elif group.group_id not in self.groups:
-
-            def add(d: Deadline) -> None:
-                conn = self._coordinator(cluster, d)
-                req = AddOffsetsToTxnRequest(
-                    transactional_id=self.transactional_id,
-                    producer_id=self.producer_id,
-                    producer_epoch=self.producer_epoch,
-                    group_id=group.group_id,
-                )
-                resp = conn.request(req, conn.version_for(AddOffsetsToTxnRequest), deadline=d)
-                self._check(resp.error_code, f"AddOffsetsToTxn of group {group.group_id!r}")
-
-            self._call(cluster, deadline, add, f"add group {group.group_id!r} to the transaction")
-            self.groups.add(group.group_id)
-
-        by_topic: dict[str, list[Any]] = {}
-        for (topic, partition), value in sorted(offsets.items()):
-            offset, metadata = value if isinstance(value, tuple) else (value, "")
-            by_topic.setdefault(topic, []).append(
-                TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
-                    partition_index=int(partition), committed_offset=int(offset), committed_metadata=metadata
-                )
-            )
-
-        def commit(d: Deadline) -> None:
-            try:
-                self._commit_offsets_once(cluster, d, group, by_topic, v2)
-            except Exception as e:
-                if coordinator_moved(e):  # the group's coordinator (the transaction's is forgotten by _call)
-                    cluster.forget_coordinator(group.group_id)
-                raise
-
-        self._call(cluster, deadline, commit, f"commit offsets of group {group.group_id!r} in the transaction")
-
-    def _commit_offsets_once(
-        self, cluster: Cluster, d: Deadline, group: GroupMetadata, by_topic: dict[str, list[Any]], v2: bool
-    ) -> None:
-        conn = cluster.coordinator(group.group_id, d)
-        version = _version(conn, TxnOffsetCommitRequest, v2, TXN_OFFSET_COMMIT_V2, TXN_OFFSET_COMMIT_MAX)
-        req = TxnOffsetCommitRequest(
-            transactional_id=self.transactional_id,
-            group_id=group.group_id,
-            producer_id=self.producer_id,
-            producer_epoch=self.producer_epoch,
-            topics=[
-                TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
-                for t, ps in by_topic.items()
-            ],
-        )
-        if version >= 3:  # KIP-447: the coordinator checks the member still belongs to the generation
-            req.generation_id_or_member_epoch = group.generation_id
-            req.member_id = group.member_id
-            req.group_instance_id = group.group_instance_id
-        resp = conn.request(req, version, deadline=d)
-        codes = {p.error_code for t in resp.topics for p in t.partitions if p.error_code}
-        for code in sorted(codes, key=lambda c: broker_error(c).retriable):  # type: ignore[union-attr]
-            self._check(code, f"TxnOffsetCommit of group {group.group_id!r}")
 
     def end(self, cluster: Cluster, commit: bool, deadline: Deadline) -> None:
         """EndTxn: commit or abort. A call that ran out of time leaves the state COMMITTING / ABORTING and
@@ -563,9 +491,9 @@ class TransactionManager(ProducerState):
             # Nothing was added: the coordinator knows no transaction, and EndTxn would be INVALID_TXN_STATE.
 
             def attempt(d: Deadline) -> None:
-                conn = self._coordinator(cluster, d)
+                conn = self.coordinator_connection(cluster, d)
                 v2 = self._end_with_v2(cluster, conn)
-                version = _version(conn, EndTxnRequest, v2, END_TXN_V2, END_TXN_MAX)
+                version = request_version(conn, EndTxnRequest, v2, END_TXN_V2, END_TXN_MAX)
                 req = EndTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=self.producer_id,
@@ -573,7 +501,7 @@ class TransactionManager(ProducerState):
                     committed=commit,
                 )
                 resp = conn.request(req, version, deadline=d)
-                self._check(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
+                self.check_error(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
                 if version >= END_TXN_V2 and resp.producer_id >= 0:
                     # KIP-890 part 2: the coordinator bumped the epoch (or, with the epoch exhausted, gave
                     # a new producer id); the next transaction uses it and its sequences start at 0.
@@ -581,13 +509,13 @@ class TransactionManager(ProducerState):
                     self.sequences.clear()
                     self._bump_epoch = False
 
-            self._call(cluster, deadline, attempt, "commit" if commit else "abort")
+            self.call(cluster, deadline, attempt, "commit" if commit else "abort")
         self.partitions.clear()
         self.groups.clear()
         self.state = TransactionState.READY
         if self._resumed:
             return  # the handle's producer is not ours to go on with
-        self._update_protocol(cluster, self._coordinator(cluster, deadline), initializing=False)
+        self._update_protocol(cluster, self.coordinator_connection(cluster, deadline), initializing=False)
         if self._bump_epoch:
             # KIP-360: sequence numbers of the aborted transaction are in doubt; a bumped epoch restarts them.
             self._init_producer_id(cluster, deadline, bump=True)
