@@ -44,12 +44,14 @@ from . import log_dirs as _log_dirs
 from . import partitions as _partitions
 from . import quotas as _quotas
 from . import scram as _scram
+from . import share_groups as _share
 from . import topics as _topics
 from . import transactions as _transactions
 from .acls import AclBinding, AclBindingFilter
 from .features import FeatureMetadata
 from .log_dirs import LogDirDescription, ReplicaInfo
 from .partitions import PartitionInfo, Reassignment, TopicPartitionsDescription
+from .share_groups import ShareGroupDescription, ShareGroupOffset, ShareMemberDescription
 from .transactions import ProducerState, TransactionDescription, TransactionListing
 from .types import (
     AlterConfigOp,
@@ -88,6 +90,9 @@ __all__ = [
     "ProducerState",
     "Reassignment",
     "ReplicaInfo",
+    "ShareGroupDescription",
+    "ShareGroupOffset",
+    "ShareMemberDescription",
     "TopicDescription",
     "TopicPartitionsDescription",
     "TransactionDescription",
@@ -442,6 +447,51 @@ class Admin:
         cancel the ongoing reassignment of a partition mapped to None. Returns each partition's outcome:
         None (accepted) or its error (``NoReassignmentInProgressError``, ``InvalidReplicaAssignmentError``)."""
         return self._run(timeout_ms, deadline, _partitions.alter_partition_reassignments, targets)
+
+    # -------------------------------------------------------------------------- share groups (KIP-932)
+    def list_share_groups(
+        self, *, states: Iterable[str] | None = None, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> list[GroupListing]:
+        """Every share group of the cluster (ListGroups of type ``share``), optionally only those in ``states``."""
+        return self._run(timeout_ms, deadline, _share.list_share_groups, states=states)
+
+    def describe_share_groups(
+        self, groups: Iterable[str], *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> dict[str, ShareGroupDescription]:
+        """``{group: ShareGroupDescription}``: state, epochs, assignor, members with their assignments."""
+        return self._run(timeout_ms, deadline, _share.describe_share_groups, list(groups))
+
+    def list_share_group_offsets(
+        self, group: str, topics: Iterable[str] | None = None, *, timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], ShareGroupOffset]:
+        """A share group's start offset (and lag) per partition: of ``topics``, or every partition it has state for."""
+        return self._run(timeout_ms, deadline, _share.list_share_group_offsets, group, topics)
+
+    def alter_share_group_offsets(
+        self, group: str, offsets: Mapping[tuple[str, int], int], *, timeout_ms: float | None = None,
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Set the start offsets of a share group with no members (NON_EMPTY_GROUP otherwise)."""
+        self._run(timeout_ms, deadline, _share.alter_share_group_offsets, group, offsets)
+
+    def reset_share_group_offsets(
+        self, group: str, topics: Iterable[str], *, to: str | int = "earliest", to_timestamp: int | None = None,
+        dry_run: bool = False, timeout_ms: float | None = None, deadline: Deadline | None = None,
+    ) -> dict[tuple[str, int], int]:
+        """Move an inactive share group's start offsets of ``topics`` to ``"earliest"``, ``"latest"``, an offset
+        (outside the log: its nearer end) or the first record at ``to_timestamp`` (ms); the plan, applied
+        unless ``dry_run`` (Kafka's ``kafka-share-groups.sh --reset-offsets``)."""
+        return self._run(
+            timeout_ms, deadline, _share.reset_share_group_offsets, group, topics, to=to, to_timestamp=to_timestamp,
+            dry_run=dry_run,
+        )
+
+    def delete_share_group_offsets(
+        self, group: str, topics: Iterable[str], *, timeout_ms: float | None = None, deadline: Deadline | None = None
+    ) -> None:
+        """Delete an inactive share group's state for whole ``topics``."""
+        self._run(timeout_ms, deadline, _share.delete_share_group_offsets, group, topics)
 
     # ------------------------------------------------------------------------------------ log dirs
     def describe_log_dirs(

@@ -1,8 +1,8 @@
 """Argument parsing and dispatch for the ``kafkawire`` command.
 
-Commands: ``produce``, ``consume``, ``topics``, ``groups``, ``offsets``, ``broker`` (an embedded development broker),
-``bench`` (throughput on this machine), ``tune`` (settings sweep on a cluster), ``codec-demo`` and
-``demo``. Each command lives in its own module
+Commands: ``produce``, ``consume``, ``topics``, ``groups``, ``share-groups``, ``offsets``, ``broker`` (an
+embedded development broker), ``bench`` (throughput on this machine), ``tune`` (settings sweep on a
+cluster), ``codec-demo`` and ``demo``. Each command lives in its own module
 and is imported only when it runs, so ``kafkawire --help`` stays fast and optional dependencies (pyarrow,
 tqdm, matplotlib, the peer clients) are needed only by the commands that use them.
 
@@ -24,6 +24,7 @@ _COMMANDS = (
     ("consume", "consume", "read records to stdout, JSON lines or Parquet"),
     ("topics", "topics", "list, create, delete, describe topics; their configs, partitions and records"),
     ("groups", "groups", "list, describe or delete consumer groups; reset their offsets"),
+    ("share-groups", "share_groups", "list, describe or delete share groups (KIP-932); reset their start offsets"),
     ("offsets", "offsets", "offsets per partition: earliest, latest, at a time; a group's committed offsets and lag"),
     ("acls", "acls", "list, create or delete ACLs (as kafka-acls.sh)"),
     ("transactions", "transactions", "list and describe transactions and producers; abort a hanging transaction"),
