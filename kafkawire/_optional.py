@@ -25,6 +25,8 @@ DEPENDENCIES: dict[str, tuple[str, str]] = {
     "mirakuru": ("mirakuru", "brokers"),
     "cryptography": ("cryptography", "tls"),
     "google": ("protobuf", "protobuf"),  # google.protobuf: kafkawire.serde.decode_protobuf
+    "gssapi": ("gssapi", "gssapi"),  # SASL GSSAPI (Kerberos): kafkawire.client.net.kerberos
+    "aws_msk_iam_sasl_signer": ("aws-msk-iam-sasl-signer-python", "msk"),  # AWS MSK IAM tokens (net.oauth)
 }
 
 

@@ -62,7 +62,9 @@ class Client:
     ``ssl_context`` (default: ``ssl.create_default_context()``); SASL uses ``sasl_mechanism``
     (``PLAIN``, ``SCRAM-SHA-256``, ``SCRAM-SHA-512``) with ``sasl_username`` / ``sasl_password``, or
     ``OAUTHBEARER`` with ``sasl_oauth_token_provider`` (a callable returning the token, called per
-    connection). The Java client's property names (``sasl.jaas.config``, ``ssl.truststore.*``, ...)
+    connection), or ``GSSAPI`` (Kerberos; the ``gssapi`` extra) with ``sasl_kerberos_principal`` and
+    ``sasl_kerberos_keytab`` (else the ticket cache, ``sasl_kerberos_ticket_cache`` or ``$KRB5CCNAME``) and
+    ``sasl_kerberos_service_name`` (default ``kafka``). The Java client's property names (``sasl.jaas.config``, ``ssl.truststore.*``, ...)
     go through :meth:`from_properties` (:mod:`kafkawire.client.config`).
 
     Time limits: ``request_timeout_ms`` bounds each request (one attempt); ``connect_timeout_ms`` each
@@ -104,6 +106,10 @@ class Client:
         sasl_password: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
         sasl_oauth_token_provider: Callable[[], str | OAuthBearerToken] | None = None,
+        sasl_kerberos_service_name: str = "kafka",
+        sasl_kerberos_principal: str | None = None,
+        sasl_kerberos_keytab: str | os.PathLike[str] | None = None,
+        sasl_kerberos_ticket_cache: str | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         enable_idempotence: bool = True,
         max_batch_bytes: int = 1_000_000,
@@ -138,6 +144,12 @@ class Client:
             self.sasl = SaslConfig(
                 "OAUTHBEARER", sasl_username or "<bearer token>", "", token_provider=sasl_oauth_token_provider
             )
+        elif protocol.startswith("SASL") and (sasl_mechanism or "").upper() == "GSSAPI":
+            from .net.kerberos import KerberosLogin
+
+            login = KerberosLogin(principal=sasl_kerberos_principal, keytab=sasl_kerberos_keytab,
+                                  ticket_cache=sasl_kerberos_ticket_cache, service_name=sasl_kerberos_service_name)
+            self.sasl = SaslConfig("GSSAPI", sasl_kerberos_principal or "<ticket cache>", "", kerberos=login)
         elif protocol.startswith("SASL"):
             if not sasl_mechanism or sasl_username is None or sasl_password is None:
                 raise ValueError(f"{protocol} needs sasl_mechanism, sasl_username and sasl_password")

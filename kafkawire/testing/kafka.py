@@ -9,6 +9,7 @@ Security listeners sit beside the PLAINTEXT one on the same broker: ``tls=True``
 server certificate made at start, :mod:`.tls`; clients trust :attr:`ApacheKafkaBroker.ca_file`), and
 ``sasl_mechanisms=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")`` adds ``SASL_PLAINTEXT`` (and ``SASL_SSL``
 with ``tls=True``) for the ``users`` given. :meth:`ApacheKafkaBroker.bootstrap_for` names each listener.
+``"GSSAPI"`` (Kerberos) starts a test KDC of its own (:mod:`.kdc`) unless one is given (``kdc=``).
 
 The version is pinned here (:data:`DEFAULT_KAFKA_VERSION`) and can be overridden with
 ``KAFKAWIRE_KAFKA_VERSION`` or ``start_broker("kafka", version=LEGACY_KAFKA_VERSION)`` (3.9.2): Kafka 4
@@ -38,6 +39,8 @@ __all__ = [
     "OAUTH_AUDIENCE",
     "OAUTH_ISSUER",
     "SASL_MECHANISMS",
+    "KERBEROS_CLIENT",
+    "KERBEROS_SERVICE_NAME",
     "ApacheKafkaBroker",
     "java_binary",
     "kafka_classpath",
@@ -74,9 +77,14 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 #: oldest request versions, which Kafka 4 removed (KIP-896). The legacy tests run against it.
 LEGACY_KAFKA_VERSION = "3.9.2"
 
-#: The SASL mechanisms a test broker can enable (GSSAPI needs a KDC). OAUTHBEARER tokens are checked by
-#: Kafka's unsecured validator (unsigned JWTs), or against ``oauth_jwks_file`` when given (KIP-768).
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+#: The SASL mechanisms a test broker can enable. OAUTHBEARER tokens are checked by Kafka's unsecured validator
+#: (unsigned JWTs), or against ``oauth_jwks_file`` when given (KIP-768). GSSAPI uses a test KDC (:mod:`.kdc`).
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
+
+#: The Kerberos service name of a GSSAPI test broker (its principal is ``kafka/<host>@REALM``).
+KERBEROS_SERVICE_NAME = "kafka"
+#: The client principal a GSSAPI test broker's KDC gets, with a keytab (``broker.kdc.keytab(...)``).
+KERBEROS_CLIENT = "kafkawire"
 
 #: The ``aud`` claim a broker with ``oauth_jwks_file`` expects in OAUTHBEARER tokens.
 OAUTH_AUDIENCE = "kafkawire-test"
@@ -183,6 +191,12 @@ class ApacheKafkaBroker(SubprocessBroker):
     ``oauth_jwks_file`` (a JWKS file) is given: then the listeners in ``oauth_secured_protocols`` check
     signatures with KIP-768's ``OAuthBearerValidatorCallbackHandler``. ``client_auth=True`` (with ``tls``)
     adds a listener ``MTLS`` (SSL, ``ssl.client.auth=required``, trusting the broker's CA).
+
+    GSSAPI in ``sasl_mechanisms``: the broker logs in as ``kafka/<host>@REALM`` from a keytab (JAAS
+    ``Krb5LoginModule``, ``sasl.kerberos.service.name=kafka``) of ``kdc`` (a :class:`~.kdc.KerberosKdc`), or of
+    a KDC it starts and stops itself, which also gets the client principal :data:`KERBEROS_CLIENT` with a
+    keytab. ``<host>`` is what a client connecting to ``host`` names (:func:`~.kdc.service_host`:
+    ``localhost`` for ``127.0.0.1``). :attr:`kdc` is the KDC; its ``env`` is what a client process needs.
     """
 
     kind = "kafka"
@@ -203,6 +217,7 @@ class ApacheKafkaBroker(SubprocessBroker):
         oauth_jwks_file: str | Path | None = None,
         oauth_secured_protocols: Sequence[str] = ("SASL_PLAINTEXT", "SASL_SSL"),
         client_auth: bool = False,
+        kdc: Any = None,
         startup_timeout: float = 120.0,
         **kwargs: Any,
     ) -> None:
@@ -246,6 +261,11 @@ class ApacheKafkaBroker(SubprocessBroker):
         self._formatted = False
         self._classpath = ""
         self._not_ready = "no answer"  # why the last readiness probe failed (for the timeout message)
+        #: The Kerberos KDC of a GSSAPI broker (:class:`~.kdc.KerberosKdc`), None otherwise.
+        self.kdc: Any = kdc
+        self._owns_kdc = False
+        self._kerberos_principal = ""
+        self._kerberos_keytab: Path | None = None
 
     # configuration ---------------------------------------------------------------------------------
     @property
@@ -321,6 +341,10 @@ class ApacheKafkaBroker(SubprocessBroker):
                         # Kafka 4.4 refuses to start a validator that would not check "aud" and "iss".
                         props["sasl.oauthbearer.expected.audience"] = OAUTH_AUDIENCE
                         props["sasl.oauthbearer.expected.issuer"] = OAUTH_ISSUER
+                elif mechanism == "GSSAPI":
+                    props["sasl.kerberos.service.name"] = KERBEROS_SERVICE_NAME
+                    module = ("com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true "
+                              f'keyTab="{self._kerberos_keytab}" principal="{self._kerberos_principal}";')
                 elif mechanism == "PLAIN":
                     # PlainLoginModule's user_<name>="<password>" options are the PLAIN user database.
                     entries = " ".join(f'user_{name}="{pw}"' for name, pw in self.users.items())
@@ -376,6 +400,9 @@ class ApacheKafkaBroker(SubprocessBroker):
         else:
             log = f"-Dlog4j.configuration=file:{self.log_dir / 'log4j.properties'}"
         extra = []
+        if self.kdc is not None and "GSSAPI" in self.sasl_mechanisms:
+            # The JDK's Kerberos reads this krb5.conf (KDC address, realm, TCP), not KRB5_CONFIG.
+            extra.append(f"-Djava.security.krb5.conf={self.kdc.krb5_conf}")
         if self.oauth_jwks_file is not None:
             extra.append(f"-D{_OAUTH_ALLOWED_URLS}={self.oauth_jwks_file.as_uri()}")
         return [
@@ -432,6 +459,8 @@ class ApacheKafkaBroker(SubprocessBroker):
                 return self
             if not self._classpath:
                 self._classpath = kafka_classpath(self.version)
+            if "GSSAPI" in self.sasl_mechanisms and not self._kerberos_principal:
+                self._set_up_kerberos()
             if self.tls and self._certificates is None:
                 from .tls import make_broker_certificates
 
@@ -466,6 +495,23 @@ class ApacheKafkaBroker(SubprocessBroker):
             self._restartable = True
             LIVE_BROKERS.add(self)
             return self
+
+    def _set_up_kerberos(self) -> None:
+        """The broker's principal and keytab in ``kdc`` (started here when none was given)."""
+        from .kdc import service_host, start_kdc
+
+        if self.kdc is None:
+            self.kdc = start_kdc(log_dir=self.log_dir / "kdc", host=self.host)
+            self._owns_kdc = True
+            self.kdc.add_principal(KERBEROS_CLIENT)
+        name = f"{KERBEROS_SERVICE_NAME}/{service_host(self.host)}"
+        self._kerberos_principal = self.kdc.add_principal(name, keytab=self.log_dir / "broker.keytab")
+        self._kerberos_keytab = self.kdc.keytab(name)
+
+    def stop(self) -> None:
+        super().stop()
+        if self._owns_kdc and self.kdc is not None:
+            self.kdc.stop()
 
     def _ready(self) -> bool:
         """Whether the broker answers Metadata listing itself (the port opens before the broker is ready).

@@ -528,7 +528,7 @@ class BrokerConnection:
     def _authenticate(self, config: SaslConfig, deadline: Deadline) -> None:
         from ...protocol import SaslAuthenticateRequest, SaslHandshakeRequest
 
-        mech = mechanism_for(config)
+        mech = mechanism_for(config, self.host, deadline)
         hs_version = self.version_for(SaslHandshakeRequest)
         if hs_version < 1:
             # v0 sends the tokens as bare size-prefixed frames instead of SaslAuthenticate (pre-KIP-152).

@@ -1,4 +1,5 @@
-"""SASL mechanisms for Kafka: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677), OAUTHBEARER (RFC 7628).
+"""SASL mechanisms for Kafka: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677), OAUTHBEARER (RFC 7628),
+and GSSAPI (Kerberos, RFC 4752), whose mechanism lives in :mod:`.kerberos` (it needs the ``gssapi`` package).
 
 The exchange itself (SaslHandshake v1, then SaslAuthenticate carrying these tokens, KIP-152) is driven by
 :class:`kafkawire.client.net.connection.BrokerConnection`; this module only builds and checks the tokens.
@@ -13,8 +14,13 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import AuthenticationFailedError
+
+if TYPE_CHECKING:
+    from .deadline import Deadline
+    from .kerberos import GssapiMechanism, KerberosLogin
 
 __all__ = [
     "MECHANISMS",
@@ -26,7 +32,7 @@ __all__ = [
     "mechanism_for",
 ]
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 
 @dataclass(frozen=True)
@@ -44,24 +50,30 @@ MIN_SCRAM_ITERATIONS = 4096
 
 @dataclass(frozen=True)
 class SaslConfig:
-    """Credentials for SASL: ``mechanism`` is ``"PLAIN"``, ``"SCRAM-SHA-256"``, ``"SCRAM-SHA-512"`` or
-    ``"OAUTHBEARER"``.
+    """Credentials for SASL: ``mechanism`` is ``"PLAIN"``, ``"SCRAM-SHA-256"``, ``"SCRAM-SHA-512"``,
+    ``"OAUTHBEARER"`` or ``"GSSAPI"``.
 
     OAUTHBEARER takes ``token_provider`` instead of a password: a callable returning the bearer token
     (a ``str`` or an :class:`OAuthBearerToken`), called for every new connection so it can refresh an
     expired token (the Java client's login callback handler). ``username`` then only labels errors.
+
+    GSSAPI takes ``kerberos`` (a :class:`~.kerberos.KerberosLogin`: principal, keytab or ticket cache, service
+    name) instead of a password; ``username`` labels errors.
     """
 
     mechanism: str
     username: str
     password: str = field(repr=False)
     token_provider: Callable[[], str | OAuthBearerToken] | None = field(default=None, repr=False, compare=False)
+    kerberos: KerberosLogin | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.mechanism.upper() not in MECHANISMS:
             raise ValueError(f"unsupported SASL mechanism {self.mechanism!r}; expected one of {MECHANISMS}")
         if self.mechanism.upper() == "OAUTHBEARER" and self.token_provider is None:
             raise ValueError("SASL mechanism OAUTHBEARER needs a token_provider (a callable returning the token)")
+        if self.mechanism.upper() == "GSSAPI" and self.kerberos is None:
+            raise ValueError("SASL mechanism GSSAPI needs kerberos (a KerberosLogin: principal, keytab, service name)")
 
 
 class PlainMechanism:
@@ -223,9 +235,17 @@ class OAuthBearerMechanism:
         return None
 
 
-def mechanism_for(config: SaslConfig) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
-    """A fresh mechanism state machine for one authentication."""
+def mechanism_for(
+    config: SaslConfig, host: str = "", deadline: Deadline | None = None
+) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism | GssapiMechanism:
+    """A fresh mechanism state machine for one authentication with the broker ``host`` (GSSAPI names the
+    broker's service principal after it, and bounds its Kerberos library calls by ``deadline``)."""
     name = config.mechanism.upper()
+    if name == "GSSAPI":
+        from .kerberos import GssapiMechanism
+
+        assert config.kerberos is not None
+        return GssapiMechanism(config.kerberos, host, deadline)
     if name == "OAUTHBEARER":
         assert config.token_provider is not None
         return OAuthBearerMechanism(config.token_provider())
