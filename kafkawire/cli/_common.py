@@ -77,7 +77,8 @@ def add_security_args(parser: argparse.ArgumentParser) -> None:
                           help="client properties file (security.protocol, sasl.jaas.config, ssl.truststore.*, ...)")
     security.add_argument("--security-protocol", choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
                           type=str.upper, help="= -X security.protocol=...")
-    security.add_argument("--sasl-mechanism", type=str.upper, help="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+    security.add_argument("--sasl-mechanism", type=str.upper,
+                          help="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI (its keytab etc.: -X)")
     security.add_argument("--sasl-username", help="SASL user (PLAIN, SCRAM)")
     security.add_argument("--sasl-password", help="SASL password (default: $KAFKAWIRE_SASL_PASSWORD)")
     security.add_argument("--ca-file", metavar="PEM", help="trust only these CA certificates (PEM)")

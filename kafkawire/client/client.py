@@ -64,7 +64,8 @@ class Client:
     ``OAUTHBEARER`` with ``sasl_oauth_token_provider`` (a callable returning the token, called per
     connection), or ``GSSAPI`` (Kerberos; the ``gssapi`` extra) with ``sasl_kerberos_principal`` and
     ``sasl_kerberos_keytab`` (else the ticket cache, ``sasl_kerberos_ticket_cache`` or ``$KRB5CCNAME``) and
-    ``sasl_kerberos_service_name`` (default ``kafka``). The Java client's property names (``sasl.jaas.config``, ``ssl.truststore.*``, ...)
+    ``sasl_kerberos_service_name`` (default ``kafka``). The Java client's property names
+    (``sasl.jaas.config``, ``ssl.truststore.*``, ...)
     go through :meth:`from_properties` (:mod:`kafkawire.client.config`).
 
     Time limits: ``request_timeout_ms`` bounds each request (one attempt); ``connect_timeout_ms`` each

@@ -9,8 +9,15 @@ client-credentials settings (KIP-768). :func:`config_from_properties` accepts th
 returns the keyword arguments of :class:`~kafkawire.client.Client` (an :class:`ssl.SSLContext`, the SASL
 credentials or an OAUTHBEARER token provider, timeouts).
 
+Kerberos: ``sasl.mechanism=GSSAPI`` with ``sasl.kerberos.service.name`` and a JAAS
+``com.sun.security.auth.module.Krb5LoginModule`` (``useKeyTab``/``keyTab``/``principal``, or
+``useTicketCache``/``ticketCache``), or librdkafka's ``sasl.kerberos.principal``/``sasl.kerberos.keytab``.
+AWS MSK IAM: ``OAUTHBEARER`` with AWS's ``IAMOAuthBearerLoginCallbackHandler`` (and ``sasl.mechanism=AWS_MSK_IAM``
+with AWS's ``IAMLoginModule``, sent as OAUTHBEARER, which MSK's IAM listeners accept too) gets tokens from
+:class:`~kafkawire.client.net.oauth.MskIamTokenProvider`.
+
 Like the Java client, an unknown property is reported (a warning naming it) and otherwise ignored; a
-property kafkawire knows but cannot honour (GSSAPI, a Java callback class, Java cipher-suite names) or a
+property kafkawire knows but cannot honour (a Java callback class, Java cipher-suite names) or a
 bad value raises :class:`ConfigError`, whose message names the property.
 """
 
@@ -48,6 +55,11 @@ log = logging.getLogger("kafkawire.config")
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
+# AWS's aws-msk-iam-auth library: its OAUTHBEARER login callback handler, and the AWS_MSK_IAM mechanism's parts.
+MSK_OAUTH_HANDLER = "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"
+MSK_IAM_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
+MSK_IAM_CLIENT_HANDLER = "software.amazon.msk.auth.iam.IAMClientCallbackHandler"
 # The login callback handlers that mean "client-credentials flow" (KIP-768; moved out of .secured in 3.4).
 _OAUTH_LOGIN_HANDLERS = (
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
@@ -92,7 +104,8 @@ _SECURITY = {
     "sasl.oauthbearer.client.credentials.client.id", "sasl.oauthbearer.client.credentials.client.secret",
     "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.method",
     "sasl.oauthbearer.config", "sasl.oauthbearer.extensions", "sasl.login.read.timeout.ms",
-    "sasl.login.connect.timeout.ms",
+    "sasl.login.connect.timeout.ms", "sasl.kerberos.service.name", "sasl.kerberos.principal", "sasl.kerberos.keytab",
+    "sasl.client.callback.handler.class",
     "ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates",
     "ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.endpoint.identification.algorithm",
@@ -104,13 +117,12 @@ _SECURITY = {
 _NO_EFFECT = {"bootstrap.servers", "metadata.broker.list", "sasl.kerberos.min.time.before.relogin",
               "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter",
               "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds",
-              "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms", "ssl.keystore.certificate.chain.type"}
+              "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms", "ssl.keystore.certificate.chain.type",
+              # Kerberos ticket renewal is MIT's library's job here (it refreshes from the keytab itself).
+              "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+              "sasl.kerberos.kinit.cmd"}
 # Known, and refused: kafkawire cannot do what they ask, so going on would connect differently than asked.
 _UNSUPPORTED = {
-    "sasl.kerberos.service.name": "GSSAPI (Kerberos) is not supported",
-    "sasl.kerberos.kinit.cmd": "GSSAPI (Kerberos) is not supported",
-    "sasl.client.callback.handler.class": "Java callback classes cannot run here; pass sasl_oauth_token_provider "
-                                          "(a Python callable) to kafkawire.Client instead",
     "sasl.login.class": "Java login classes cannot run here",
     "ssl.engine.factory.class": "Java SSL engine factories cannot run here",
     "ssl.provider": "Java security providers cannot run here",
@@ -209,18 +221,24 @@ def _sasl_kwargs(props: Mapping[str, str]) -> dict[str, Any]:
     jaas = parse_jaas_config(props["sasl.jaas.config"]) if props.get("sasl.jaas.config") else None
     if not mechanism and jaas is not None:
         # Java's default is GSSAPI, which nobody means when they wrote a PLAIN or OAUTHBEARER module.
-        inferred = {PLAIN_MODULE: "PLAIN", OAUTH_MODULE: "OAUTHBEARER"}.get(jaas.class_name)
+        inferred = {PLAIN_MODULE: "PLAIN", OAUTH_MODULE: "OAUTHBEARER", KRB5_MODULE: "GSSAPI",
+                    MSK_IAM_MODULE: "AWS_MSK_IAM"}.get(jaas.class_name)
         if inferred is None:
             raise ConfigError("sasl.mechanism", f"not set; say which mechanism {jaas.class_name} is for "
                               "(SCRAM-SHA-256 or SCRAM-SHA-512)")
         mechanism = inferred
     if not mechanism:
-        raise ConfigError("sasl.mechanism", "not set (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)")
-    if mechanism == "GSSAPI":
-        raise ConfigError("sasl.mechanism", "GSSAPI (Kerberos) is not supported; use PLAIN, SCRAM-SHA-256, "
-                          "SCRAM-SHA-512 or OAUTHBEARER")
-    if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"):
+        raise ConfigError("sasl.mechanism", "not set (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI)")
+    if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI", "AWS_MSK_IAM"):
         raise ConfigError("sasl.mechanism", f"unknown mechanism {mechanism!r}")
+    handler = props.get("sasl.client.callback.handler.class")
+    if handler and handler not in (MSK_OAUTH_HANDLER, MSK_IAM_CLIENT_HANDLER):
+        raise ConfigError("sasl.client.callback.handler.class", f"{handler} is a Java callback class kafkawire "
+                          "cannot run; pass sasl_oauth_token_provider (a Python callable) to kafkawire.Client instead")
+    if mechanism == "GSSAPI":
+        return _kerberos_kwargs(props, jaas)
+    if mechanism == "AWS_MSK_IAM":
+        return {"sasl_mechanism": "OAUTHBEARER", "sasl_oauth_token_provider": _msk_provider(props, jaas)}
     if mechanism == "OAUTHBEARER":
         return {"sasl_mechanism": mechanism, "sasl_oauth_token_provider": _oauth_provider(props, jaas)}
     if jaas is not None:
@@ -239,9 +257,64 @@ def _sasl_kwargs(props: Mapping[str, str]) -> dict[str, Any]:
     return {"sasl_mechanism": mechanism, "sasl_username": username, "sasl_password": password}
 
 
+def _kerberos_kwargs(props: Mapping[str, str], jaas: JaasLoginModule | None) -> dict[str, Any]:
+    """GSSAPI: the JAAS Krb5LoginModule's options (Java), or librdkafka's sasl.kerberos.* properties."""
+    options: dict[str, str] = {}
+    if jaas is not None:
+        if jaas.class_name != KRB5_MODULE:
+            raise ConfigError("sasl.jaas.config", f"GSSAPI needs {KRB5_MODULE}, not {jaas.class_name}")
+        options = jaas.options
+    # Java takes the service name from the property, else from the JAAS option serviceName (and has no
+    # default); librdkafka defaults to "kafka", which kafkawire keeps.
+    service = props.get("sasl.kerberos.service.name") or options.get("serviceName") or "kafka"
+    use_keytab = _bool("sasl.jaas.config", options.get("useKeyTab", "false"))
+    principal = options.get("principal") or props.get("sasl.kerberos.principal") or None
+    keytab = options.get("keyTab") if use_keytab else None
+    if jaas is None and props.get("sasl.kerberos.keytab"):  # librdkafka: a keytab means "log in with it"
+        keytab = props["sasl.kerberos.keytab"]
+    ticket_cache = options.get("ticketCache") or None
+    if jaas is not None:
+        if use_keytab and not keytab:
+            raise ConfigError("sasl.jaas.config", f"{KRB5_MODULE} useKeyTab=true needs keyTab=\"<path>\"")
+        if keytab and not principal:
+            raise ConfigError("sasl.jaas.config", f"{KRB5_MODULE} with keyTab={keytab!r} needs principal=\"...\"")
+        if not use_keytab and not _bool("sasl.jaas.config", options.get("useTicketCache", "false")):
+            # Java would prompt for a password through a callback Kafka does not provide.
+            raise ConfigError("sasl.jaas.config", f"{KRB5_MODULE} needs useKeyTab=true (keyTab, principal) or "
+                              "useTicketCache=true (a ticket cache filled by kinit)")
+    elif keytab and not principal:
+        raise ConfigError("sasl.kerberos.principal", f"needed with sasl.kerberos.keytab={keytab!r}")
+    return {"sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": service, "sasl_kerberos_principal": principal,
+            "sasl_kerberos_keytab": keytab, "sasl_kerberos_ticket_cache": ticket_cache}
+
+
+def _msk_provider(props: Mapping[str, str], jaas: JaasLoginModule | None) -> Callable[[], str | OAuthBearerToken]:
+    """AWS MSK IAM: the region comes from the brokers' names (b-1.x.kafka.<region>.amazonaws.com) or the
+    AWS environment; awsProfileName / awsRoleArn / awsRoleSessionName from the JAAS options, as AWS's library."""
+    from .net.oauth import MskIamTokenProvider, msk_region
+
+    options = jaas.options if jaas is not None else {}
+    if jaas is not None and jaas.class_name not in (OAUTH_MODULE, MSK_IAM_MODULE):
+        raise ConfigError("sasl.jaas.config", f"AWS MSK IAM needs {OAUTH_MODULE} or {MSK_IAM_MODULE}, "
+                          f"not {jaas.class_name}")
+    servers = props.get("bootstrap.servers") or props.get("metadata.broker.list") or ""
+    region = options.get("awsRegion") or msk_region(servers)
+    if not region:
+        raise ConfigError("sasl.login.callback.handler.class", "AWS MSK IAM needs the cluster's region: none in the "
+                          "bootstrap servers' names nor in AWS_REGION / AWS_DEFAULT_REGION")
+    try:
+        return MskIamTokenProvider(region, profile=options.get("awsProfileName") or None,
+                                   role_arn=options.get("awsRoleArn") or None,
+                                   role_session_name=options.get("awsRoleSessionName") or None)
+    except ImportError as e:
+        raise ConfigError("sasl.login.callback.handler.class", str(e)) from None
+
+
 def _oauth_provider(props: Mapping[str, str], jaas: JaasLoginModule | None) -> Callable[[], str | OAuthBearerToken]:
     from .net.oauth import ClientCredentialsTokenProvider, unsecured_token
 
+    if props.get("sasl.login.callback.handler.class") == MSK_OAUTH_HANDLER:
+        return _msk_provider(props, jaas)
     if jaas is not None and jaas.class_name != OAUTH_MODULE:
         raise ConfigError("sasl.jaas.config", f"OAUTHBEARER needs {OAUTH_MODULE}, not {jaas.class_name}")
     options = jaas.options if jaas is not None else {}

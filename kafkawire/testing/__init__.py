@@ -19,8 +19,9 @@ Three independent stand-ins run on loopback from PyPI wheels alone (no JVM)::
         broker.create_topic("t", partitions=3)  # it has no CreateTopics API
 
 One module per broker: :mod:`.kafka`, :mod:`.noida`, :mod:`.tansu` and :mod:`.mock` (their options),
-on :mod:`.brokers` (what they share); :mod:`.tls` makes the test certificates, :mod:`.maven` fetches jars
-and :mod:`.java` compiles and runs Java peers.
+on :mod:`.brokers` (what they share); :mod:`.tls` makes the test certificates, :mod:`.maven` fetches jars,
+:mod:`.java` compiles and runs Java peers, and :mod:`.kdc` runs a real MIT Kerberos KDC for the GSSAPI listener
+(``start_broker("kafka", sasl_mechanisms=("GSSAPI",))`` starts one itself).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import ipaddress
 import os
 import secrets
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,7 +38,7 @@ from typing import Any, TypeVar
 from ..errors import AuthenticationFailedError, KafkaTimeoutError
 from .deadline import Deadline
 
-__all__ = ["GssapiMechanism", "KerberosLogin", "canonical_host"]
+__all__ = ["GssapiMechanism", "KerberosLogin", "canonical_host", "keytab_principals"]
 
 _T = TypeVar("_T")
 
@@ -70,6 +71,40 @@ def _gss_cause(error: BaseException) -> str:
     # ("Client 'x@R' not found in Kerberos database", "Server kafka/h@R not found ...", "No key table entry").
     text = " ".join(str(error).split())
     return text or type(error).__name__
+
+
+def keytab_principals(path: str) -> list[str]:
+    """The principals a keytab file holds (the keytab format version 0x0502 that MIT and Java write), to
+    explain a failed login; [] when the file cannot be read or is another format."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return []
+    if data[:2] != b"\x05\x02":
+        return []
+    out: list[str] = []
+    pos = 2
+    try:
+        while pos + 4 <= len(data):
+            (size,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            if size <= 0:  # a hole left by a removed entry
+                pos += -size
+                continue
+            entry, pos = data[pos:pos + size], pos + size
+            (count,) = struct.unpack_from(">H", entry, 0)
+            at, parts = 2, []
+            for _ in range(count + 1):  # the realm, then the components
+                (length,) = struct.unpack_from(">H", entry, at)
+                parts.append(entry[at + 2:at + 2 + length].decode("utf-8", "replace"))
+                at += 2 + length
+            name = f"{'/'.join(parts[1:])}@{parts[0]}"
+            if name not in out:
+                out.append(name)
+    except struct.error:
+        pass  # a truncated entry: what was read so far
+    return out
 
 
 def _bounded(fn: Callable[[], _T], deadline: Deadline, what: str) -> _T:
@@ -119,6 +154,7 @@ class KerberosLogin:
                              f"not {service_name!r}")
         if keytab is not None and not principal:
             raise ValueError("a keytab needs the principal whose key it holds (JAAS principal=...)")
+        _gssapi()  # a missing package is an error now, naming its extra, not at the first connection
         self.principal = principal
         self.keytab = None if keytab is None else os.fspath(keytab)
         self.ticket_cache = ticket_cache
@@ -164,8 +200,14 @@ class KerberosLogin:
                     # (a principal missing from the keytab fails here, not in the middle of a handshake).
                     creds.inquire(name=True, lifetime=True)
             except gssapi.exceptions.GSSError as e:
+                hint = ""
+                if self.keytab and self.principal:
+                    held = keytab_principals(self.keytab)
+                    wanted = self.principal if "@" in self.principal else f"{self.principal}@"
+                    if held and not any(p == wanted or p.startswith(wanted) for p in held):
+                        hint = f"; the keytab holds no key for {self.principal}, only for {', '.join(held)}"
                 raise AuthenticationFailedError(
-                    f"Kerberos credentials for {self.describe()} cannot be acquired: {_gss_cause(e)}"
+                    f"Kerberos credentials for {self.describe()} cannot be acquired{hint}: {_gss_cause(e)}"
                 ) from None
             self._credentials = creds
             return creds

@@ -6,13 +6,17 @@ with ``sasl.oauthbearer.token.endpoint.url``: POST ``grant_type=client_credentia
 credentials to the identity provider and keep the ``access_token`` until 80 % of its lifetime has passed
 (the Java login refresh window, ``sasl.login.refresh.window.factor``). :func:`unsecured_token` builds the
 unsigned JWT Kafka's ``OAuthBearerUnsecuredLoginCallbackHandler`` makes from ``unsecuredLoginStringClaim_sub``
-(for development brokers that use the unsecured validator).
+(for development brokers that use the unsecured validator). :class:`MskIamTokenProvider` is AWS MSK IAM
+authentication over OAUTHBEARER (what AWS's ``IAMOAuthBearerLoginCallbackHandler`` does for the Java client),
+on AWS's ``aws-msk-iam-sasl-signer-python`` (``pip install "kafkawire[msk]"``).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import re
 import threading
 import time
 import urllib.error
@@ -23,7 +27,7 @@ from typing import Any
 
 from ..errors import AuthenticationFailedError
 
-__all__ = ["ClientCredentialsTokenProvider", "unsecured_token"]
+__all__ = ["ClientCredentialsTokenProvider", "MskIamTokenProvider", "msk_region", "unsecured_token"]
 
 # sasl.login.refresh.window.factor's default: refresh once 80 % of the token's lifetime has passed.
 _REFRESH_FACTOR = 0.8
@@ -138,3 +142,87 @@ class ClientCredentialsTokenProvider:
             ) from None
         expires = answer.get("expires_in")
         return str(token), float(expires) if isinstance(expires, (int, float)) else None
+
+
+# MSK brokers are named b-1.<cluster>.<id>.c2.kafka.<region>.amazonaws.com (serverless: kafka-serverless).
+_MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?(?::\d+)?$")
+
+
+def msk_region(bootstrap_servers: str) -> str | None:
+    """The AWS region of an MSK cluster: from its brokers' host names, else ``AWS_REGION`` /
+    ``AWS_DEFAULT_REGION``, else None."""
+    for server in bootstrap_servers.split(","):
+        match = _MSK_HOST.search(server.strip().lower())
+        if match:
+            return match.group(1)
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
+class MskIamTokenProvider:
+    """OAUTHBEARER tokens for Amazon MSK's IAM access control.
+
+    A token is a SigV4-presigned ``kafka-cluster:Connect`` request for ``region``, base64url-encoded (AWS's
+    ``MSKAuthTokenProvider``), signed with the AWS credentials found the usual way (environment, shared
+    config and credentials files, container or instance role), or those of ``profile``, or of ``role_arn``
+    assumed through STS (``role_session_name``), or of ``credentials_provider`` (a botocore credentials
+    provider). Tokens last 15 minutes; one is shared by every connection until 80 % of its lifetime has
+    passed (the Java login's refresh window), then a new one is signed.
+
+    Pass it as ``sasl_oauth_token_provider`` with ``sasl_mechanism="OAUTHBEARER"`` and ``SASL_SSL``, or set
+    the Java properties AWS documents (``sasl.login.callback.handler.class=
+    software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler``).
+    """
+
+    def __init__(self, region: str, *, profile: str | None = None, role_arn: str | None = None,
+                 role_session_name: str | None = None, credentials_provider: Any = None) -> None:
+        from ..._optional import require
+
+        if not isinstance(region, str) or not region:
+            raise ValueError(f"an AWS region such as 'us-east-1' is needed, not {region!r}")
+        # The package exports nothing at its top: the functions live in its MSKAuthTokenProvider module.
+        self._signer = require("aws_msk_iam_sasl_signer.MSKAuthTokenProvider", "AWS MSK IAM authentication")
+        self.region = region
+        self.profile = profile
+        self.role_arn = role_arn
+        self.role_session_name = role_session_name
+        self.credentials_provider = credentials_provider
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        #: When (``time.time()``) the cached token is replaced; its expiry is :attr:`expires_at`.
+        self.refresh_at = 0.0
+        self.expires_at = 0.0
+
+    def __repr__(self) -> str:
+        how = (f"profile={self.profile!r}" if self.profile else f"role_arn={self.role_arn!r}" if self.role_arn
+               else "default credentials")
+        return f"MskIamTokenProvider({self.region!r}, {how})"
+
+    def _sign(self) -> tuple[str, float]:
+        signer = self._signer
+        if self.credentials_provider is not None:
+            return signer.generate_auth_token_from_credentials_provider(  # type: ignore[no-any-return]
+                self.region, self.credentials_provider)
+        if self.role_arn:
+            if self.role_session_name:
+                return signer.generate_auth_token_from_role_arn(  # type: ignore[no-any-return]
+                    self.region, self.role_arn, self.role_session_name)
+            return signer.generate_auth_token_from_role_arn(self.region, self.role_arn)  # type: ignore[no-any-return]
+        if self.profile:
+            return signer.generate_auth_token_from_profile(self.region, self.profile)  # type: ignore[no-any-return]
+        return signer.generate_auth_token(self.region)  # type: ignore[no-any-return]
+
+    def __call__(self) -> str:
+        with self._lock:
+            now = time.time()
+            if self._token is None or now >= self.refresh_at:
+                try:
+                    token, expiry_ms = self._sign()
+                except Exception as e:  # botocore's NoCredentialsError, ProfileNotFound, STS errors, ...
+                    raise AuthenticationFailedError(
+                        f"AWS MSK IAM token for region {self.region} ({self!r}) cannot be signed: "
+                        f"{type(e).__name__}: {e}"
+                    ) from None
+                self.expires_at = float(expiry_ms) / 1000.0
+                self.refresh_at = now + max(0.0, self.expires_at - now) * _REFRESH_FACTOR
+                self._token = token
+            return self._token
