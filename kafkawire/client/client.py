@@ -34,6 +34,7 @@ from .consumer import fetch as _fetch
 from .consumer import offsets as _offsets
 from .consumer.fetch_session import FetchSessions
 from .consumer.offsets import EARLIEST, LATEST
+from .consumer.prefetch import Prefetcher
 from .errors import KafkaTimeoutError
 from .net.connection import BrokerConnection
 from .net.deadline import Deadline
@@ -480,6 +481,7 @@ class Client:
         raise_errors: bool = True,
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
+        prefetch: Prefetcher | None = None,
     ) -> dict[tuple[str, int], FetchResult]:
         """Fetch several partitions at once: one request per leader, all leaders in flight together.
 
@@ -488,6 +490,11 @@ class Client:
         the deadline (``timeout_ms``, default ``request_timeout_ms`` + ``max_wait_ms``); with
         ``raise_errors`` False, non-retriable ones are reported in ``FetchResult.error`` instead of
         raised.
+
+        ``prefetch``: a :class:`~kafkawire.client.consumer.prefetch.Prefetcher` kept by a reader across its
+        calls: each broker's next Fetch (the same partitions at the offsets that follow) is sent before this
+        answer is decoded, and used by the next call when it asks exactly that; at most one Fetch per
+        broker is ahead (``max_bytes`` each).
         """
         if isolation not in ("read_uncommitted", "read_committed"):
             raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
@@ -508,6 +515,7 @@ class Client:
                 raise_errors=raise_errors,
                 check_crcs=self.check_crcs,
                 sessions=self.fetch_sessions,
+                prefetch=prefetch,
             )
 
     # -------------------------------------------------------------------------------------- offsets

@@ -37,6 +37,7 @@ from ..group.payloads import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .listeners import call_listener
+from .prefetch import Prefetcher
 from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
@@ -100,6 +101,11 @@ class Consumer:
     pattern subscription is matched against the cluster's topics again. :meth:`pause` / :meth:`resume`
     stop and restart fetching of single partitions without leaving the group.
 
+    ``prefetch`` (default on): before :meth:`poll` decodes a broker's answer it sends that broker the next
+    Fetch, used by the next ``poll`` when it asks the same partitions at the same offsets (dropped after a
+    ``seek``, an assignment change, a rebalance or a pause): one Fetch per broker ahead, so at most
+    ``max_bytes`` (``fetch.max.bytes``) per broker of extra memory.
+
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
     milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
     refused, a broker that accepts and never answers) it raises
@@ -146,6 +152,7 @@ class Consumer:
         exclude_internal_topics: bool = True,
         group_protocol: str = "classic",
         group_remote_assignor: str | None = None,
+        prefetch: bool = True,
         **client_options: Any,
     ) -> None:
         strategies = _assignors(partition_assignment_strategy)
@@ -181,6 +188,7 @@ class Consumer:
         self.exclude_internal_topics = exclude_internal_topics
         self.group_protocol = group_protocol
         self.group_remote_assignor = group_remote_assignor
+        self._prefetch = Prefetcher() if prefetch else None
 
         self._subscription: list[str] | None = None
         self._pattern: re.Pattern[str] | None = None
@@ -803,6 +811,7 @@ class Consumer:
             isolation=self.isolation,
             raise_errors=False,
             deadline=deadline,
+            prefetch=self._prefetch,
         )
         out: dict[TopicPartition, RecordColumns] = {}
         for tp, r in results.items():
@@ -908,6 +917,8 @@ class Consumer:
         finally:
             if self._own_client:
                 self.client.close()
+            elif self._prefetch is not None:  # a shared client: read what is still ahead off its connections
+                self._prefetch.close(min(5_000.0, deadline.remaining_ms()))
 
     def __enter__(self) -> Consumer:
         return self

@@ -5,6 +5,8 @@ per leader, all leaders in flight together, partitions that failed retried until
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -18,10 +20,13 @@ from ..cluster.retry import is_retriable
 from ..net.deadline import Deadline
 from ..types import FetchResult
 from .fetch_session import FetchSessionHandler, FetchSessions, SessionRequest
+from .prefetch import Ahead, Prefetcher, next_offsets_of
 
 __all__ = ["fetch_many"]
 
 TP = tuple[str, int]
+
+log = logging.getLogger("kafkawire.client.fetch")
 
 
 def fetch_many(
@@ -38,11 +43,37 @@ def fetch_many(
     raise_errors: bool,
     check_crcs: bool,
     sessions: FetchSessions | None = None,
+    prefetch: Prefetcher | None = None,
 ) -> dict[TP, FetchResult]:
-    """See :meth:`kafkawire.client.Client.fetch_many`."""
+    """See :meth:`kafkawire.client.Client.fetch_many`. With ``prefetch`` the next Fetch of each broker is
+    sent before this one's answer is decoded, and a Fetch sent ahead by the previous call is used when it
+    matches (:mod:`kafkawire.client.consumer.prefetch`)."""
     results: dict[TP, FetchResult] = {}
     remaining = dict(offsets)
     topics = sorted({t for t, _ in remaining})
+    key = (max_bytes, partition_max_bytes, min_bytes, level, isolation, check_crcs)
+    if prefetch is not None:
+        prefetch.bind(cluster.lock)
+    retrying: list[bool] = []  # non-empty after the first round
+
+    def send(leader: int, tps: list[TP], at: Mapping[TP, int], wait_ms: int, d: Deadline) -> tuple[Any, Any, Any]:
+        """Build and send the Fetch for ``tps`` at offsets ``at`` to ``leader``: (pending, handler, sreq)."""
+        handler = sessions.handler(leader) if sessions is not None else None
+        try:
+            conn = cluster.connection(leader, d)
+            use_ids = all(cluster.topics[t].topic_id is not None for t, _ in tps)
+            version = quirks.fetch_version(
+                conn.version_for(FetchRequest, quirks.LOWEST_VERSION[FetchRequest]), use_ids
+            )
+            sreq = None
+            if handler is not None:
+                sreq = handler.build({tp: (int(at[tp]), partition_max_bytes) for tp in tps}, version, use_ids)
+            req = _fetch_request(cluster, tps, at, level, wait_ms, min_bytes, max_bytes, partition_max_bytes, sreq)
+            return conn.send(req, version, deadline=d), handler, sreq
+        except Exception:
+            if handler is not None:
+                handler.handle_error()
+            raise
 
     def attempt(d: Deadline) -> None:
         # One round: every partition still without a result; raises the first retriable error of the
@@ -57,34 +88,28 @@ def fetch_many(
                     raise
                 round_errors[tp] = e
         wait_ms = d.wait_ms(max_wait_ms)
-        sent: list[tuple[Any, list[TP], FetchSessionHandler | None, SessionRequest | None]] = []
+        sent: list[tuple[Any, list[TP], FetchSessionHandler | None, SessionRequest | None, int, float]] = []
+        if prefetch is not None and not retrying:
+            # Fetches ahead to brokers this call does not ask (a later round's retries keep this round's).
+            prefetch.drain_except(set(by_leader), d)
+        retrying.append(True)
         for leader, tps in by_leader.items():
-            handler = sessions.handler(leader) if sessions is not None else None
+            at = {tp: remaining[tp] for tp in tps}
+            ahead = prefetch.take(leader, key, at, d) if prefetch is not None else None
+            if ahead is not None:
+                sent.append((ahead.pending, tps, ahead.handler, ahead.sreq, leader, ahead.timeout_ms))
+                continue
             try:
-                conn = cluster.connection(leader, d)
-                use_ids = all(cluster.topics[t].topic_id is not None for t, _ in tps)
-                version = quirks.fetch_version(
-                    conn.version_for(FetchRequest, quirks.LOWEST_VERSION[FetchRequest]), use_ids
-                )
-                sreq = None
-                if handler is not None:
-                    sreq = handler.build(
-                        {tp: (int(remaining[tp]), partition_max_bytes) for tp in tps}, version, use_ids
-                    )
-                req = _fetch_request(
-                    cluster, tps, remaining, level, wait_ms, min_bytes, max_bytes, partition_max_bytes, sreq
-                )
-                sent.append((conn.send(req, version, deadline=d), tps, handler, sreq))
+                pr, handler, sreq = send(leader, tps, at, wait_ms, d)
+                sent.append((pr, tps, handler, sreq, leader, cluster.request_timeout_ms + wait_ms))
             except Exception as e:
-                if handler is not None:
-                    handler.handle_error()
                 if not is_retriable(e):
                     raise
                 for tp in tps:
                     round_errors[tp] = e
-        for pr, tps, handler, sreq in sent:
+        for pr, tps, handler, sreq, leader, timeout_ms in sent:
             try:
-                resp = pr.result(cluster.request_timeout_ms + wait_ms, deadline=d)
+                resp = pr.result(timeout_ms, deadline=d)
             except Exception as e:
                 if handler is not None:
                     handler.handle_error()
@@ -106,6 +131,7 @@ def fetch_many(
                 continue
             names_by_id = {tm.topic_id: name for name, tm in cluster.topics.items() if tm.topic_id}
             seen = set()
+            todo: list[tuple[TP, Any, Any]] = []  # (tp, partition answer, its error): decoded below
             for t in resp.responses:
                 topic_id = getattr(t, "topic_id", None)
                 name = t.topic if getattr(t, "topic", None) else names_by_id.get(topic_id) if topic_id else None
@@ -127,22 +153,28 @@ def fetch_many(
                     if err is not None and err.retriable:
                         round_errors[tp] = err
                         continue
-                    off = remaining[tp]
-                    cols = None
-                    if err is None:
-                        cols = p.records_columns(fetch_offset=off, isolation=isolation, verify_crc=check_crcs)
-                    elif raise_errors:
-                        raise err
-                    results[tp] = FetchResult(
-                        topic=name,
-                        partition=p.partition_index,
-                        fetch_offset=off,
-                        records=cols if cols is not None else RecordColumns.empty(off),
-                        high_watermark=p.high_watermark,
-                        last_stable_offset=getattr(p, "last_stable_offset", -1),
-                        log_start_offset=getattr(p, "log_start_offset", -1),
-                        error=err,
-                    )
+                    todo.append((tp, p, err))
+            if prefetch is not None:
+                _send_ahead(prefetch, leader, key, tps, remaining, todo, round_errors, level,
+                            functools.partial(send, leader, tps, wait_ms=wait_ms, d=d),
+                            cluster.request_timeout_ms + wait_ms)
+            for tp, p, err in todo:
+                off = remaining[tp]
+                cols = None
+                if err is None:
+                    cols = p.records_columns(fetch_offset=off, isolation=isolation, verify_crc=check_crcs)
+                elif raise_errors:
+                    raise err
+                results[tp] = FetchResult(
+                    topic=tp[0],
+                    partition=p.partition_index,
+                    fetch_offset=off,
+                    records=cols if cols is not None else RecordColumns.empty(off),
+                    high_watermark=p.high_watermark,
+                    last_stable_offset=getattr(p, "last_stable_offset", -1),
+                    log_start_offset=getattr(p, "log_start_offset", -1),
+                    error=err,
+                )
             for tp in tps:
                 if tp in seen or tp in round_errors:
                     continue
@@ -174,6 +206,41 @@ def fetch_many(
     what = "fetch of " + ", ".join(f"{t}/{p}" for t, p in list(offsets)[:4]) + (" ..." if len(offsets) > 4 else "")
     cluster.call(deadline, attempt, what=what, topics=topics)
     return {tp: results[tp] for tp in offsets}
+
+
+def _send_ahead(
+    prefetch: Prefetcher,
+    leader: int,
+    key: tuple[Any, ...],
+    tps: list[TP],
+    offsets: Mapping[TP, int],
+    todo: list[tuple[TP, Any, Any]],
+    round_errors: Mapping[TP, BaseException],
+    level: int,
+    send: Any,
+    timeout_ms: float,
+) -> None:
+    """Send ``leader``'s next Fetch now, before this answer is decoded, when every partition answered
+    without error and one of them has records waiting past its next offset (nothing is sent ahead that the
+    broker would hold for ``max_wait_ms``). A failure to send only means nothing is ahead."""
+    if any(tp in round_errors for tp in tps) or any(err is not None for _, _, err in todo):
+        return
+    at = dict((tp, offsets[tp]) for tp in tps)  # partitions left out of an incremental answer: unchanged
+    waiting = False
+    for tp, p, _ in todo:
+        nxt = next_offsets_of(p.records, offsets[tp])
+        at[tp] = max(nxt, offsets[tp])
+        lso = getattr(p, "last_stable_offset", -1)
+        end = lso if level == 1 and lso is not None and lso >= 0 else p.high_watermark
+        waiting = waiting or at[tp] < end
+    if not waiting:
+        return
+    try:
+        pending, handler, sreq = send(at=at)
+    except Exception as e:  # the next fetch sends afresh and meets the error itself
+        log.debug("prefetch to node %d not sent: %s", leader, e)
+        return
+    prefetch.put(Ahead(leader, key, at, pending, handler, sreq, timeout_ms))
 
 
 def _fetch_request(

@@ -43,6 +43,7 @@ from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError
 from ..errors import KafkaTimeoutError, LogTruncationError, RecordsLostError
 from ..net.deadline import Deadline
+from .prefetch import Prefetcher
 from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["LostRange", "RangeSlice", "RecordsLostError", "read_range", "read_ranges"]
@@ -123,6 +124,7 @@ def read_ranges(
     max_wait_ms: int = 500,
     isolation: str = "read_uncommitted",
     on_loss: Callable[[LostRange], None] | None = None,
+    prefetch: bool = True,
 ) -> Iterator[RangeSlice]:
     """Yield :class:`RangeSlice` s covering ``{(topic, partition): (start, end)}``, in offset order per partition.
 
@@ -131,10 +133,35 @@ def read_ranges(
     :class:`~kafkawire.client.errors.KafkaTimeoutError` when ``deadline`` passes before every range is read,
     or a partition makes no progress for ``stall_timeout_ms``; ``on_loss`` (default: raise
     :class:`RecordsLostError`) decides what records that are gone do.
+
+    ``prefetch`` (default on): while the caller works on a slice, the next Fetch of each broker is already
+    on its way (:mod:`kafkawire.client.consumer.prefetch`; one response per broker ahead, ``max_bytes`` at
+    most); what is still ahead when the iteration ends is drained.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
-    on_loss = on_loss or _raise_lost
+    ahead = Prefetcher() if prefetch else None
+    try:
+        yield from _read(client, ranges, deadline, stall_timeout_ms, max_bytes, partition_max_bytes, max_wait_ms,
+                         isolation, on_loss or _raise_lost, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _read(
+    client: Any,
+    ranges: Mapping[TP, tuple[int, int | None]],
+    deadline: Deadline,
+    stall_timeout_ms: float | None,
+    max_bytes: int,
+    partition_max_bytes: int | None,
+    max_wait_ms: int,
+    isolation: str,
+    on_loss: Callable[[LostRange], None],
+    ahead: Prefetcher | None,
+) -> Iterator[RangeSlice]:
+    """The loop of :func:`read_ranges`."""
     pos = {tp: int(s) for tp, (s, _) in ranges.items()}
     ends = {tp: (None if e is None else int(e)) for tp, (_, e) in ranges.items()}
 
@@ -155,7 +182,7 @@ def read_ranges(
                 + ", ".join(f"{t}-{p} at {off} (end {ends[(t, p)]})" for (t, p), off in sorted(active.items()))
             )
         call = min((stalled_since[tp] for tp in active), key=lambda d: d.at)
-        fetch_kw: dict[str, Any] = {}
+        fetch_kw: dict[str, Any] = {} if ahead is None else {"prefetch": ahead}
         if call.timeout is not None:
             fetch_kw["deadline"] = call
         wait_ms = call.wait_ms(max_wait_ms)
