@@ -34,6 +34,7 @@ from ..protocol.errors import (
     UnknownTopicOrPartitionError,
     broker_error,
 )
+from ..protocol.versions import highest_by_name
 from .types import GroupDescription, GroupListing, GroupOffset, MemberDescription
 
 __all__ = [
@@ -45,10 +46,6 @@ __all__ = [
     "reset_group_offsets",
     "GroupNotInactiveError",
 ]
-
-#: OffsetFetch v10 (KIP-848) names topics by id only; asking for all of a group's topics by name needs v9.
-_LAST_BY_NAME = 9
-
 
 def list_groups(
     cluster: Cluster,
@@ -255,7 +252,7 @@ def _fetch_committed(
     """Every committed offset of ``group``: OffsetFetch with a null topic list (all topics, v2+)."""
 
     def attempt(d: Deadline, conn: Any) -> dict[tuple[str, int], tuple[int, str | None, int]]:
-        version = min(conn.version_for(OffsetFetchRequest, 2), _LAST_BY_NAME)
+        version = highest_by_name(OffsetFetchRequest, conn.version_for(OffsetFetchRequest, 2))
         if version >= 8:
             req = OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id=group, topics=None)])
         else:

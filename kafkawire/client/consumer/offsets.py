@@ -13,6 +13,7 @@ from ...protocol.errors import (
     UnknownTopicOrPartitionError,
     broker_error,
 )
+from ...protocol.versions import highest_by_name
 from ..cluster.cluster import Cluster
 from ..cluster.quirks import LOWEST_VERSION
 from ..net.deadline import Deadline
@@ -116,9 +117,10 @@ def commit_offsets(
     )
 
     def attempt(d: Deadline, conn: Any) -> None:
-        # v10 (KIP-848, Kafka 4.x) names topics by id only; this request carries names, so stay at v9 as
-        # the Java client does when it does not know every topic id.
-        version = min(conn.version_for(OffsetCommitRequest, LOWEST_VERSION[OffsetCommitRequest]), _LAST_BY_NAME)
+        # This request carries names: stay below the version that names topics by id only, as the Java client
+        # does when it does not know every topic id (kafkawire.protocol.versions.BY_NAME).
+        lowest = LOWEST_VERSION[OffsetCommitRequest]
+        version = highest_by_name(OffsetCommitRequest, conn.version_for(OffsetCommitRequest, lowest))
         resp = conn.request(req, version, deadline=d)
         for t in resp.topics:
             for p in t.partitions:
@@ -127,10 +129,6 @@ def commit_offsets(
                     raise err
 
     cluster.coordinator_call(deadline, group, attempt, what=f"commit of group {group!r}")
-
-
-#: OffsetCommit and OffsetFetch v10 (KIP-848) replace the topic name with its id.
-_LAST_BY_NAME = 9
 
 
 def committed(
@@ -142,7 +140,7 @@ def committed(
         by_topic[t].append(p)
 
     def attempt(d: Deadline, conn: Any) -> dict[tuple[str, int], CommittedOffset]:
-        version = min(conn.version_for(OffsetFetchRequest, 1), _LAST_BY_NAME)  # v10 names topics by id only
+        version = highest_by_name(OffsetFetchRequest, conn.version_for(OffsetFetchRequest, 1))
         if version >= 8:
             req = OffsetFetchRequest(
                 groups=[

@@ -56,6 +56,7 @@ from ...protocol import (
     AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
+    ProduceRequest,
     TxnOffsetCommitRequest,
 )
 from ...protocol.errors import (
@@ -72,6 +73,7 @@ from ...protocol.errors import (
     UnsupportedVersionError,
     broker_error,
 )
+from ...protocol.versions import TRANSACTION_V1, TRANSACTION_V2
 from ..cluster.cluster import TRANSACTION, Cluster, coordinator_moved
 from ..errors import TransactionError
 from ..net.connection import BrokerConnection
@@ -105,16 +107,6 @@ _FENCED = (ProducerFencedError, InvalidProducerEpochError)
 #: Errors after which the producer's sequence numbers are unusable: bump the epoch after the abort (KIP-360).
 _NEEDS_BUMP = (UnknownProducerIdError, OutOfOrderSequenceNumberError)
 
-# Highest versions a transaction-version-1 client sends (see the module docstring).
-ADD_PARTITIONS_MAX = 3
-TXN_OFFSET_COMMIT_MAX = 4
-END_TXN_MAX = 4
-PRODUCE_MAX = 11
-# Versions of transaction version 2 (KIP-890 part 2). TxnOffsetCommit v6 and Produce v13 name topics by id
-# only (KIP-516/KIP-1319) while these requests carry names: v5 and v12 are the highest that do.
-TXN_OFFSET_COMMIT_V2 = 5
-END_TXN_V2 = 5
-PRODUCE_V2 = 12
 #: The finalized feature (ApiVersions v3+, KIP-584) whose level 2 turns transaction version 2 on.
 TRANSACTION_VERSION_FEATURE = "transaction.version"
 
@@ -172,12 +164,14 @@ def _speaks(conn: BrokerConnection, api: type, version: int) -> bool:
     return True
 
 
-def request_version(conn: BrokerConnection, request: Any, v2: bool, v2_version: int, v1_max: int) -> int:
-    """The version of a transaction request: exactly ``v2_version`` under transaction protocol v2 (KIP-890
-    part 2; the broker must speak it), else the highest both sides speak up to ``v1_max``."""
+def request_version(conn: BrokerConnection, request: type, v2: bool) -> int:
+    """The version of a transaction request: exactly its transaction-version-2 version under KIP-890 part 2
+    (the broker must speak it), else the highest both sides speak up to its transaction-version-1 cap
+    (:mod:`kafkawire.protocol.versions`)."""
     if v2:
-        return min(conn.version_for(request, v2_version), v2_version)
-    return min(conn.version_for(request), v1_max)
+        version = TRANSACTION_V2[request]
+        return min(conn.version_for(request, version), version)
+    return min(conn.version_for(request), TRANSACTION_V1[request])
 
 
 class TransactionManager(ProducerState):
@@ -215,7 +209,7 @@ class TransactionManager(ProducerState):
     def max_produce_version(self) -> int:  # type: ignore[override]
         """Produce v12 only under transaction version 2: the partition leader adds the partition to the
         transaction; v11 under version 1, where AddPartitionsToTxn must come first."""
-        return PRODUCE_V2 if self.transaction_v2 else PRODUCE_MAX
+        return (TRANSACTION_V2 if self.transaction_v2 else TRANSACTION_V1)[ProduceRequest]
 
     def _update_protocol(self, cluster: Cluster, conn: BrokerConnection, initializing: bool) -> None:
         """Decide the transaction protocol from the newest finalized features any open connection has seen
@@ -235,8 +229,8 @@ class TransactionManager(ProducerState):
         self.transaction_v2 = (
             versions.finalized_features.get(TRANSACTION_VERSION_FEATURE, 0) >= 2
             # A client capped below these versions (api_version_caps) cannot speak version 2.
-            and _speaks(conn, EndTxnRequest, END_TXN_V2)
-            and _speaks(conn, TxnOffsetCommitRequest, TXN_OFFSET_COMMIT_V2)
+            and _speaks(conn, EndTxnRequest, TRANSACTION_V2[EndTxnRequest])
+            and _speaks(conn, TxnOffsetCommitRequest, TRANSACTION_V2[TxnOffsetCommitRequest])
         )
         if was != self.transaction_v2:
             log.info(
@@ -448,7 +442,7 @@ class TransactionManager(ProducerState):
     def _add_partitions(self, cluster: Cluster, topic: str, partitions: list[int], deadline: Deadline) -> None:
         def attempt(d: Deadline) -> None:
             conn = self.coordinator_connection(cluster, d)
-            version = min(conn.version_for(AddPartitionsToTxnRequest), ADD_PARTITIONS_MAX)
+            version = min(conn.version_for(AddPartitionsToTxnRequest), TRANSACTION_V1[AddPartitionsToTxnRequest])
             topics = [AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
             req = AddPartitionsToTxnRequest(
                 v3_and_below_transactional_id=self.transactional_id,
@@ -493,7 +487,7 @@ class TransactionManager(ProducerState):
             def attempt(d: Deadline) -> None:
                 conn = self.coordinator_connection(cluster, d)
                 v2 = self._end_with_v2(cluster, conn)
-                version = request_version(conn, EndTxnRequest, v2, END_TXN_V2, END_TXN_MAX)
+                version = request_version(conn, EndTxnRequest, v2)
                 req = EndTxnRequest(
                     transactional_id=self.transactional_id,
                     producer_id=self.producer_id,
@@ -502,7 +496,7 @@ class TransactionManager(ProducerState):
                 )
                 resp = conn.request(req, version, deadline=d)
                 self.check_error(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
-                if version >= END_TXN_V2 and resp.producer_id >= 0:
+                if version >= TRANSACTION_V2[EndTxnRequest] and resp.producer_id >= 0:
                     # KIP-890 part 2: the coordinator bumped the epoch (or, with the epoch exhausted, gave
                     # a new producer id); the next transaction uses it and its sequences start at 0.
                     self.producer_id, self.producer_epoch = resp.producer_id, resp.producer_epoch

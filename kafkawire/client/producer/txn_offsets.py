@@ -16,8 +16,6 @@ from ...protocol.errors import broker_error
 from ..cluster.cluster import Cluster, coordinator_moved
 from ..net.deadline import Deadline
 from .transaction import (
-    TXN_OFFSET_COMMIT_MAX,
-    TXN_OFFSET_COMMIT_V2,
     GroupMetadata,
     TransactionManager,
     TransactionState,
@@ -81,7 +79,7 @@ def _commit_offsets_once(
     v2: bool,
 ) -> None:
     conn = cluster.coordinator(group.group_id, d)
-    version = request_version(conn, TxnOffsetCommitRequest, v2, TXN_OFFSET_COMMIT_V2, TXN_OFFSET_COMMIT_MAX)
+    version = request_version(conn, TxnOffsetCommitRequest, v2)
     req = TxnOffsetCommitRequest(
         transactional_id=txn.transactional_id,
         group_id=group.group_id,
