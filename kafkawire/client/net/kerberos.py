@@ -45,6 +45,8 @@ _T = TypeVar("_T")
 # RFC 4752 section 3.1: the security layer bit masks. Kafka never negotiates integrity or confidentiality
 # layers (SASL_SSL is how it encrypts), so only "no security layer" is chosen.
 _NO_SECURITY_LAYER = 0x01
+# Credentials with less than this left are acquired again before a new connection uses them.
+_RENEW_MARGIN_S = 30.0
 
 
 def _gssapi() -> Any:
@@ -168,6 +170,15 @@ class KerberosLogin:
         source = f"keytab={self.keytab!r}" if self.keytab else f"ticket_cache={self.ticket_cache or 'default'!r}"
         return f"KerberosLogin(principal={self.principal!r}, {source}, service_name={self.service_name!r})"
 
+    @staticmethod
+    def _lifetime(creds: Any) -> float:
+        """Seconds the credentials still hold (0 once expired; inf when the library does not say)."""
+        try:
+            remaining = creds.lifetime
+        except Exception:  # gssapi's ExpiredCredentialsError and kin
+            return 0.0
+        return float("inf") if remaining is None else float(remaining)
+
     def describe(self) -> str:
         """Who logs in and how, for error messages."""
         who = self.principal or "the ticket cache's principal"
@@ -179,8 +190,11 @@ class KerberosLogin:
         """The initiator credentials (``gssapi.Credentials``), acquired once; refreshed by the library."""
         gssapi = _gssapi()
         with self._lock:
-            if self._credentials is not None:
+            if self._credentials is not None and self._lifetime(self._credentials) > _RENEW_MARGIN_S:
                 return self._credentials
+            # First use, or tickets about to end: acquire again. With a keytab, MIT's library then gets a new
+            # TGT into the private cache (a held credential handle does not renew itself: found by
+            # tests/client/test_kerberos_exchange.py); with a ticket cache, it sees what kinit -R left there.
             store: dict[str, str] = {}
             if self.keytab:
                 if not os.path.isfile(self.keytab) or not os.access(self.keytab, os.R_OK):
