@@ -2,7 +2,9 @@
 
 The KDC (:mod:`kafkawire.testing.kdc`) has its own realm on loopback; the broker logs in as
 ``kafka/localhost@KAFKAWIRE.TEST`` from a keytab made by ``kadmin.local`` and the client as ``kafkawire@...``
-from another. Produce, consume and an admin call from Python with the Java property names, the CLI with a
+from another. Produce, consume and an admin call from Python with the Java property names (SASL_PLAINTEXT
+and SASL_SSL), a ticket cache filled by ``kinit``, one properties file shared with Kafka's console producer
+and consumer (the Java client), the CLI with a
 ``--command-config`` file (in a fresh process that only has ``KRB5_CONFIG``), a Spark batch read with
 ``kafka.sasl.*`` options, and the failures a user meets: a keytab that does not exist, a principal that is not
 in the keytab, a principal the KDC does not know, a wrong service name, an unreachable KDC (bounded by the
@@ -33,7 +35,7 @@ KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
 
 @pytest.fixture(scope="module")
 def broker():
-    with start_broker("kafka", sasl_mechanisms=("GSSAPI",)) as b:
+    with start_broker("kafka", sasl_mechanisms=("GSSAPI",), tls=True) as b:
         # MIT's library reads KRB5_CONFIG when it makes a context: the test KDC's realm for this process.
         saved = {k: os.environ.get(k) for k in b.kdc.env}
         os.environ.update(b.kdc.env)
@@ -96,6 +98,17 @@ def test_python_keyword_arguments(broker, topic_name):
         client.create_topics([topic])
         assert client.produce(topic, [b"kw"], partition=0).offset.tolist() == [0]
         assert [r.value for r in client.fetch(topic, 0, 0).to_records()] == [b"kw"]
+
+
+def test_kerberos_over_tls(broker, topic_name):
+    # SASL_SSL: GSSAPI authenticates, TLS encrypts (Kafka negotiates no Kerberos security layer).
+    config = props(broker, **{"bootstrap.servers": broker.bootstrap_for("SASL_SSL"), "security.protocol": "SASL_SSL",
+                              "ssl.truststore.location": str(broker.ca_file), "ssl.truststore.type": "PEM"})
+    with Client.from_properties(config) as client:
+        topic = topic_name()
+        client.create_topics([topic])
+        assert client.produce(topic, [b"sealed"], partition=0).offset.tolist() == [0]
+        assert [r.value for r in client.fetch(topic, 0, 0).to_records()] == [b"sealed"]
 
 
 def test_ticket_cache_filled_by_kinit(broker, topic_name, tmp_path):
@@ -162,6 +175,37 @@ def test_spark_batch_read_with_kafka_sasl_options(broker, topic_name):
     finally:
         if existing is None:
             spark.stop()
+
+
+def test_one_client_properties_file_serves_the_java_client_and_kafkawire(broker, topic_name, tmp_path):
+    # Kafka's own console producer (the Java client, the JDK's Kerberos) logs in with the same file and
+    # the same KDC; kafkawire reads what it wrote, and the reverse.
+    from kafkawire.testing.kafka import java_binary, kafka_classpath
+
+    kdc, topic = broker.kdc, topic_name()
+    config = tmp_path / "client.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in props(broker).items() if k != "bootstrap.servers"))
+    with Client.from_properties(props(broker)) as client:
+        client.create_topics([topic])
+    lines = [f"java-{i}" for i in range(50)]
+    res = subprocess.run(
+        [java_binary(), "-Xmx256m", f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp", kafka_classpath(),
+         "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", broker.bootstrap_for("SASL_PLAINTEXT"),
+         "--topic", topic, "--command-config", str(config)],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    with Client.from_properties(props(broker)) as client:
+        got = [r.value for r in client.fetch(topic, 0, 0, timeout_ms=30_000).to_records()]
+        assert got == [line.encode() for line in lines]  # all 50, in order, once
+        client.produce(topic, [b"from-kafkawire"], partition=0)
+    res = subprocess.run(
+        [java_binary(), "-Xmx256m", f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp", kafka_classpath(),
+         "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+         broker.bootstrap_for("SASL_PLAINTEXT"), "--topic", topic, "--from-beginning", "--max-messages", "51",
+         "--timeout-ms", "60000", "--command-config", str(config)],
+        capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split() == [*lines, "from-kafkawire"]
 
 
 # ---------------------------------------------------------------------------------------------- errors
