@@ -39,7 +39,6 @@ BLOCK = int(os.environ.get("KW_BENCH_BLOCK", "100000"))
 ROUNDS = int(os.environ.get("KW_BENCH_ROUNDS", "3"))
 PARTITIONS = int(os.environ.get("KW_BENCH_PARTITIONS", "4"))
 WARMUP = os.environ.get("KW_BENCH_WARMUP", "1") != "0"
-SPARK_AVRO_ARTIFACT = "org.apache.spark:spark-avro_2.13"
 SUBJECT_SUFFIX = "-value"
 
 HERE = Path(__file__).resolve().parent
@@ -85,16 +84,6 @@ def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
             done += n
 
 
-def _spark_avro_jars() -> list[Path]:
-    """spark-avro at the pinned Spark version, without the jars pyspark already ships."""
-    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION, _artifact, _pyspark_artifacts
-    from kafkawire.testing.maven import resolve
-
-    directory = resolve(f"spark-avro-{SPARK_KAFKA_VERSION}", [f"{SPARK_AVRO_ARTIFACT}:{SPARK_KAFKA_VERSION}"])
-    shipped = _pyspark_artifacts()
-    return [p for p in sorted(directory.glob("*.jar")) if _artifact(p.name) not in shipped]
-
-
 def _query(spark: Any, contender: str, bootstrap: str, topic: str, registry: str) -> list[tuple[Any, ...]]:
     from pyspark.sql import functions as F
 
@@ -120,7 +109,7 @@ def _query(spark: Any, contender: str, bootstrap: str, topic: str, registry: str
 def main() -> None:
     from kafkawire.serde import SchemaRegistry
     from kafkawire.spark import session
-    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION, spark_kafka_jars
+    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION, spark_jars_config
     from kafkawire.testing import start_broker, start_schema_registry
 
     topic = "bench-spark-avro"
@@ -130,7 +119,6 @@ def main() -> None:
         _produce(broker.bootstrap, topic, _block(sid))
         print(f"produced {RECORDS:,} Avro values in {time.monotonic() - t0:.1f} s", flush=True)
         print(f"broker idle after {_wait_until_idle(broker.pid):.0f} s more", flush=True)
-        jars = [*spark_kafka_jars(), *_spark_avro_jars()]
         spark = session(
             "local[2]",
             app_name="kafkawire-bench-avro",
@@ -138,7 +126,7 @@ def main() -> None:
                 "spark.sql.shuffle.partitions": "2",
                 "spark.ui.showConsoleProgress": "false",
                 "spark.driver.memory": os.environ.get("KW_BENCH_DRIVER_MEMORY", "1g"),
-                "spark.jars": ",".join(str(p) for p in jars),
+                **spark_jars_config(avro=True),
             },
         )
         spark.sparkContext.setLogLevel("ERROR")

@@ -248,14 +248,6 @@ class Client:
         """The lock serialising calls; hold it while using a connection from :meth:`coordinator`."""
         return self.cluster.lock
 
-    # Kept for callers written against the 0.1 layout; use :attr:`lock` and :meth:`coordinator`.
-    @property
-    def _lock(self) -> Any:
-        return self.cluster.lock
-
-    def _coordinator(self, group: str, refresh: bool = False) -> BrokerConnection:
-        return self.coordinator(group, refresh=refresh)
-
     # ------------------------------------------------------------------------------------- metadata
     def metadata(
         self,

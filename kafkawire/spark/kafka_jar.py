@@ -18,11 +18,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["SPARK_KAFKA_ARTIFACT", "SPARK_KAFKA_VERSION", "spark_jars_config", "spark_kafka_jars"]
+__all__ = [
+    "SPARK_AVRO_ARTIFACT",
+    "SPARK_KAFKA_ARTIFACT",
+    "SPARK_KAFKA_VERSION",
+    "spark_avro_jars",
+    "spark_jars_config",
+    "spark_kafka_jars",
+]
 
 #: The Spark release whose ``spark-sql-kafka-0-10`` jar is used; must match the pyspark in use (pyproject pins it).
 SPARK_KAFKA_VERSION = "4.2.0"
 SPARK_KAFKA_ARTIFACT = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+#: Spark's Avro functions (``from_avro``), for comparisons with ``valueFormat=avro``; same version as the above.
+SPARK_AVRO_ARTIFACT = "org.apache.spark:spark-avro_2.13"
 
 _VERSIONED_JAR = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+(?:-[A-Za-z0-9.]+)?)\.jar$")
 
@@ -62,6 +71,18 @@ def spark_kafka_jars() -> list[Path]:
     return [p for p in sorted(directory.glob("*.jar")) if _artifact(p.name) not in shipped]
 
 
-def spark_jars_config() -> dict[str, str]:
-    """``{"spark.jars": ...}``: give it to :func:`kafkawire.spark.session` to make ``format("kafka")`` available."""
-    return {"spark.jars": ",".join(str(p) for p in spark_kafka_jars())}
+def spark_avro_jars() -> list[Path]:
+    """The jars of Spark's ``from_avro`` / ``to_avro`` (spark-avro) that pyspark does not ship (resolved once)."""
+    from ..testing.maven import resolve
+
+    _check_pyspark_version()
+    directory = resolve(f"spark-avro-{SPARK_KAFKA_VERSION}", [f"{SPARK_AVRO_ARTIFACT}:{SPARK_KAFKA_VERSION}"])
+    shipped = _pyspark_artifacts()
+    return [p for p in sorted(directory.glob("*.jar")) if _artifact(p.name) not in shipped]
+
+
+def spark_jars_config(*, avro: bool = False) -> dict[str, str]:
+    """``{"spark.jars": ...}``: give it to :func:`kafkawire.spark.session` to make ``format("kafka")`` available
+    (and, with ``avro``, Spark's ``from_avro``)."""
+    jars = spark_kafka_jars() + (spark_avro_jars() if avro else [])
+    return {"spark.jars": ",".join(str(p) for p in jars)}

@@ -96,7 +96,7 @@ class ValueDecoding:
             if self.mode == "PERMISSIVE":
                 decoded = _drop_error(decoded)
             target = _arrow_for_spark(decoded.type)
-            arrays[i] = decoded.cast(target) if target != decoded.type else decoded
+            arrays[i] = _array_for_spark(decoded, target)
             fields[i] = pa.field(name, target)
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
@@ -201,9 +201,11 @@ def _drop_error(decoded: Any) -> Any:
 
 
 def _arrow_for_spark(t: Any) -> Any:
-    """The Arrow type Spark reads for a decoded Avro type (as ``from_avro`` maps them: time-* as int/long,
-    fixed as binary, timestamps in microseconds); unions of several types, durations and decimals wider
-    than 38 digits have no Spark type."""
+    """The Arrow type Spark reads for a decoded Avro type, as Spark's ``from_avro`` maps them: time-* as
+    int/long, fixed as binary, timestamps in microseconds, a union of several non-null types as a struct with
+    one field per non-null branch (``member0``, ``member1``, ... in the union's order; the one the value took
+    is set), a duration as its 12 bytes (spark-avro does not read the logical type). Decimals wider than 38
+    digits have no Spark type."""
     import pyarrow as pa
 
     if pa.types.is_struct(t):
@@ -221,13 +223,98 @@ def _arrow_for_spark(t: Any) -> Any:
     if pa.types.is_fixed_size_binary(t):
         return pa.binary()
     if pa.types.is_union(t):
-        raise InvalidOptionError("an Avro union of several non-null types has no Spark type: read it with "
-                                 "valueFormat=binary and kafkawire.serde.decode_avro")
-    if pa.types.is_interval(t):
-        raise InvalidOptionError("the Avro duration logical type has no Spark type")
+        members = [f for f in t if not pa.types.is_null(f.type)]
+        return pa.struct([pa.field(f"member{i}", _arrow_for_spark(f.type)) for i, f in enumerate(members)])
+    if t == pa.month_day_nano_interval():
+        return pa.binary()
     if pa.types.is_decimal256(t):
         raise InvalidOptionError(f"Spark decimals hold 38 digits at most, not {t.precision}")
     return t
+
+
+def _array_for_spark(arr: Any, target: Any) -> Any:
+    """``arr`` (a decoded Avro column) as the Arrow type ``target`` (:func:`_arrow_for_spark` of its type). A cast
+    does it, but for the two conversions Arrow cannot cast (a union into a struct of members, a duration into
+    its bytes), which are made here, recursively through structs, lists and maps."""
+    import numpy as np
+    import pyarrow as pa
+
+    t = arr.type
+    if t == target:
+        return arr
+    if not _needs_rebuild(t):
+        return arr.cast(target)
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        children = [_array_for_spark(arr.field(i), target.field(i).type) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if pa.types.is_list(t) or pa.types.is_map(t):
+        # Offsets rebased to the slice's own values (Arrow builds no list from a slice's offsets with nulls).
+        offsets = np.asarray(arr.offsets)
+        start, stop = int(offsets[0]), int(offsets[-1])
+        entries = pa.array(offsets - start, type=pa.int32())
+        if pa.types.is_list(t):
+            values = _array_for_spark(arr.values.slice(start, stop - start), target.value_type)
+            return pa.ListArray.from_arrays(entries, values, type=target, mask=mask)
+        pairs = arr.values.slice(start, stop - start)
+        items = _array_for_spark(pairs.field(1), target.item_type)
+        return pa.MapArray.from_arrays(entries, pairs.field(0), items, type=target, mask=mask)
+    if pa.types.is_union(t):
+        return _union_as_struct(arr, target)
+    return _duration_bytes(arr)
+
+
+def _needs_rebuild(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_union(t) or t == pa.month_day_nano_interval():
+        return True
+    if pa.types.is_struct(t):
+        return any(_needs_rebuild(f.type) for f in t)
+    if pa.types.is_list(t):
+        return bool(_needs_rebuild(t.value_type))
+    if pa.types.is_map(t):
+        return bool(_needs_rebuild(t.item_type))
+    return False
+
+
+def _union_as_struct(arr: Any, target: Any) -> Any:
+    """A dense union as Spark's ``from_avro`` shows it: one field per non-null branch, set in the row whose
+    value took that branch; the row is null when the value took the null branch."""
+    import numpy as np
+    import pyarrow as pa
+
+    # From the buffers, at the array's own offset: a slice's type_codes/offsets properties start at the parent's
+    # first row.
+    _, code_buf, offset_buf = arr.buffers()[:3]
+    codes = np.frombuffer(code_buf, dtype=np.int8)[arr.offset : arr.offset + len(arr)]
+    offsets = np.frombuffer(offset_buf, dtype=np.int32)[arr.offset : arr.offset + len(arr)]
+    row_is_null = np.zeros(len(arr), dtype=bool)
+    members: list[Any] = []
+    for i, f in enumerate(arr.type):
+        taken = codes == arr.type.type_codes[i]
+        if pa.types.is_null(f.type):
+            row_is_null |= taken
+            continue
+        child = _array_for_spark(arr.field(i), target.field(len(members)).type)
+        members.append(child.take(pa.array(offsets, type=pa.int32(), mask=~taken)))
+    return pa.StructArray.from_arrays(members, fields=list(target), mask=pa.array(row_is_null))
+
+
+def _duration_bytes(arr: Any) -> Any:
+    """Avro durations (Arrow month_day_nano intervals) back as their 12 bytes: months, days and milliseconds,
+    unsigned little-endian, which is what Spark's ``from_avro`` gives for the underlying fixed."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(arr)
+    out = np.zeros((n, 3), dtype="<u4")
+    for row, v in enumerate(arr.to_pylist()):
+        if v is not None:
+            out[row] = (v.months, v.days, v.nanoseconds // 1_000_000)
+    mask = arr.is_null() if arr.null_count else None
+    data = out.tobytes()
+    return pa.array([data[12 * i : 12 * i + 12] for i in range(n)], type=pa.binary(), mask=mask)
 
 
 def _spark_type(text: str) -> Any:

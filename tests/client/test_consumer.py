@@ -263,8 +263,8 @@ def _wait_for(what: str, cond, members: list[_Member], timeout: float = 30.0) ->
 def _group_protocol(bootstrap: str, group: str) -> str:
     """The assignor the coordinator chose for ``group`` (DescribeGroups' protocol_data)."""
     with Client(bootstrap) as c:
-        with c._lock:
-            conn = c._coordinator(group)
+        with c.lock:
+            conn = c.coordinator(group)
             resp = conn.request(DescribeGroupsRequest(groups=[group]), conn.version_for(DescribeGroupsRequest))
     return resp.groups[0].protocol_data
 

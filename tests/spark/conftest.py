@@ -46,7 +46,7 @@ def spark() -> Iterator[object]:
         config={
             "spark.sql.shuffle.partitions": "2",
             "spark.ui.showConsoleProgress": "false",
-            **spark_jars_config(),  # Spark's own format("kafka"), for the parity tests
+            **spark_jars_config(avro=True),  # Spark's own format("kafka") and from_avro, for the parity tests
         },
     )
     s.sparkContext.setLogLevel("ERROR")

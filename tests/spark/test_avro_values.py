@@ -138,6 +138,55 @@ def test_write_with_value_format_avro(spark: Any, kafka_broker: Any, registry: A
          .option("valueFormat", "avro").option("schema.registry.url", registry.url).save())
 
 
+UNIONS = {"type": "record", "name": "Event", "fields": [
+    {"name": "id", "type": "int"},
+    {"name": "payload", "type": ["null", "int", "string"]},
+    {"name": "tags", "type": {"type": "array", "items": ["long", "boolean"]}},
+    {"name": "attrs", "type": ["null", {"type": "map", "values": ["string", "double"]}]},
+    {"name": "elapsed", "type": {"type": "fixed", "name": "Elapsed", "size": 12, "logicalType": "duration"}},
+]}
+
+
+def test_unions_and_durations_read_as_spark_from_avro_reads_them(spark: Any, kafka_broker: Any, registry: Any) -> None:
+    """A union of several non-null types becomes the struct of members Spark's from_avro gives, a duration
+    its 12 bytes: row for row what format("kafka") + from_avro(substring(value, 6)) reads from the same topic,
+    over two partitions."""
+    import struct
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
+
+    topic = unique_topic("avro-unions")
+    create_topic(kafka_broker.bootstrap, topic, 2)
+    sr = SchemaRegistryClient({"url": registry.url})
+    ser = AvroSerializer(sr, json.dumps(UNIONS))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap, "linger.ms": 5})
+    for i in range(3000):
+        row = {
+            "id": i,
+            "payload": [None, i, f"p{i}"][i % 3],
+            "tags": [[], [i, True], [False]][i % 3],
+            "attrs": None if i % 4 == 0 else {"a": f"x{i}", "b": i / 4},
+            "elapsed": struct.pack("<III", i % 13, i % 29, i * 7),
+        }
+        p.produce(topic, ser(row, ctx), partition=i % 2)
+    assert p.flush(60) == 0
+    ours = _read(spark, kafka_broker.bootstrap, registry.url, topic)
+    theirs = (spark.read.format("kafka").option("kafka.bootstrap.servers", kafka_broker.bootstrap)
+              .option("subscribe", topic).option("startingOffsets", "earliest").load()
+              .select("partition", "offset",
+                      from_avro(F.expr("substring(value, 6)"), json.dumps(UNIONS)).alias("value")))
+    assert ours.schema["value"].dataType.simpleString() == theirs.schema["value"].dataType.simpleString()
+    assert ours.schema["value"].dataType.simpleString() == (
+        "struct<id:int,payload:struct<member0:int,member1:string>,tags:array<struct<member0:bigint,member1:boolean>>,"
+        "attrs:map<string,struct<member0:string,member1:double>>,elapsed:binary>")
+    mine = ours.select("partition", "offset", "value").orderBy("partition", "offset").collect()
+    spark_rows = theirs.orderBy("partition", "offset").collect()
+    assert len(mine) == len(spark_rows) == 3000
+    assert [r.asDict(recursive=True) for r in mine] == [r.asDict(recursive=True) for r in spark_rows]
+
+
 def test_key_format_avro_decodes_the_key_column(registry: Any) -> None:
     """keyFormat=avro with the default <topic>-key subject, on the Arrow batches the reader hands to Spark."""
     import pyarrow as pa
