@@ -56,13 +56,13 @@ def _dims(role: str, spec: Sequence[tuple[str, tuple[str, ...], str]]) -> tuple[
 
 #: The default producer sweep. ``batch.size`` is kafkawire's buffer per topic before a write (its
 #: ``Producer.batch_bytes``); ``acks=1`` is tried too, and flagged in the recommendation if it wins.
-#: ``max.in.flight.requests.per.connection`` is not swept: kafkawire's writes keep one request in flight
-#: per partition whatever it says (``kafkawire.client.config`` reports it as ignored).
+#: ``max.in.flight.requests.per.connection`` (1 or the default 5) matters to an idempotent producer only.
 PRODUCER_DIMENSIONS = _dims("producer", (
     ("partitions", ("1", "3", "6"), "3"),
     ("batch.size", ("65536", "1048576", "16777216"), "16777216"),
     ("linger.ms", ("0", "5", "20", "100"), "5"),
     ("compression.type", ("none", "lz4", "zstd", "snappy", "gzip"), "none"),
+    ("max.in.flight.requests.per.connection", ("1", "5"), "5"),
     ("acks", ("all", "1"), "all"),
 ))
 #: The default consumer sweep (``partitions``: of the topic read, all of them in every fetch).

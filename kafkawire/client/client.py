@@ -78,7 +78,10 @@ class Client:
     None) optionally caps their number as well.
 
     ``max_response_bytes`` caps one response (checked from its size prefix before the body is read).
-    ``enable_idempotence`` makes ``acks=-1`` produce calls idempotent. ``api_version_caps`` maps API
+    ``enable_idempotence`` makes ``acks=-1`` produce calls idempotent; an idempotent produce call keeps up
+    to ``max_in_flight_requests_per_connection`` (Java's name, default 5, at most 5) requests in flight per
+    broker, each carrying the next batch of every partition, in sequence order (a non-idempotent one
+    keeps one, so a retried batch cannot overtake the next). ``api_version_caps`` maps API
     keys to a highest version to use (to route around a broker that advertises a version it does not
     implement). ``check_crcs`` verifies every fetched batch's CRC-32C (Java's ``check.crcs``).
     ``fetch_sessions`` (default True) keeps an incremental fetch session per broker (KIP-227): a Fetch
@@ -115,6 +118,7 @@ class Client:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         enable_idempotence: bool = True,
         max_batch_bytes: int = 1_000_000,
+        max_in_flight_requests_per_connection: int = 5,
         api_version_caps: Mapping[int, int] | None = None,
         check_crcs: bool = True,
         fetch_sessions: bool = True,
@@ -161,6 +165,11 @@ class Client:
         self.max_response_bytes = max_response_bytes
         self.enable_idempotence = enable_idempotence
         self.max_batch_bytes = max_batch_bytes
+        if not 1 <= max_in_flight_requests_per_connection <= (5 if enable_idempotence else 1 << 20):
+            # The broker keeps the last 5 batches of a producer per partition to recognise a duplicate.
+            raise ValueError(f"max_in_flight_requests_per_connection must be 1-5 with idempotence, not "
+                             f"{max_in_flight_requests_per_connection!r}")
+        self.max_in_flight_requests_per_connection = max_in_flight_requests_per_connection
         self.api_version_caps = dict(api_version_caps or {})
         self.check_crcs = check_crcs
         #: Incremental fetch sessions per broker (KIP-227); ``fetch_sessions=False`` sends full Fetches.
@@ -406,6 +415,7 @@ class Client:
                 idempotent=(self.enable_idempotence or state.transactional_id is not None) and acks == -1,
                 max_batch_bytes=self.max_batch_bytes,
                 result=result,
+                max_in_flight=self.max_in_flight_requests_per_connection,
             )
         return result
 

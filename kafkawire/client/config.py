@@ -92,6 +92,7 @@ _CLIENT_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "metadata.max.age.ms": ("metadata_max_age_ms", _int),
     "enable.idempotence": ("enable_idempotence", _bool),
     "max.request.size": ("max_batch_bytes", _int),
+    "max.in.flight.requests.per.connection": ("max_in_flight_requests_per_connection", _int),
     # librdkafka's name for the largest response accepted.
     "receive.message.max.bytes": ("max_response_bytes", _int),
     "socket.timeout.ms": ("request_timeout_ms", _int),
@@ -701,8 +702,6 @@ _IGNORED_CONSUMER = _IGNORED_COMMON | {
     "internal.leave.group.on.close", "internal.throw.on.fetch.stable.offset.unsupported",
 }
 _IGNORED_PRODUCER = _IGNORED_COMMON | {
-    # Writes are serialised (one request per leader at a time), which keeps order whatever this says.
-    "max.in.flight.requests.per.connection",
     "buffer.memory", "max.block.ms", "key.serializer", "value.serializer", "partitioner.class",
     "partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
     "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "metadata.max.idle.ms",

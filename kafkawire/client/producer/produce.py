@@ -31,7 +31,7 @@ from ..cluster.cluster import Cluster
 from ..cluster.quirks import LOWEST_VERSION
 from ..cluster.retry import is_retriable
 from ..errors import KafkaConnectionError, KafkaTimeoutError, ProduceFailedError
-from ..net.connection import BrokerConnection, PendingResponse
+from ..net.connection import PendingResponse
 from ..net.deadline import Deadline
 from ..types import ProduceResult, UnacknowledgedRecords
 
@@ -159,10 +159,12 @@ def send_records(
     idempotent: bool,
     max_batch_bytes: int,
     result: ProduceResult,
+    max_in_flight: int = 1,
 ) -> None:
     """Write the records (already assigned to partitions ``parts``) and fill ``result``; raises
     :class:`ProduceFailedError` with the records not acknowledged when the deadline or a
-    non-retriable error ends the call."""
+    non-retriable error ends the call. An idempotent producer keeps up to ``max_in_flight`` requests in
+    flight per broker (see :func:`_round`)."""
     recs = _Records(vcol, kcol, ts, headers)
     acked = np.zeros(len(vcol), dtype=bool)
     pending = {p: list(cs) for p, cs in _make_chunks(parts, recs, max_batch_bytes).items()}
@@ -178,7 +180,8 @@ def send_records(
 
     def attempt(d: Deadline) -> None:
         while pending:
-            failure = _round(cluster, state, d, topic, pending, recs, acks, compression, idempotent, result, acked)
+            failure = _round(cluster, state, d, topic, pending, recs, acks, compression, idempotent, result, acked,
+                             max_in_flight)
             for p, cs in list(pending.items()):
                 if not cs:
                     del pending[p]
@@ -219,66 +222,66 @@ def _round(
     idempotent: bool,
     result: ProduceResult,
     acked: np.ndarray,
+    max_in_flight: int = 1,
 ) -> BaseException | None:
-    """Send the head batch of every partition (one request per leader, all in flight) and collect the
-    answers. Returns the first failure of the round (None when all succeeded)."""
+    """Send the first ``depth`` pending batches of every partition and collect the answers. Returns the
+    first failure of the round (None when all succeeded).
+
+    Batch ``j`` of every partition goes in the ``j``-th request to its leader ("wave" ``j``); the waves go
+    out back to back on the leader's connection, so up to ``depth`` requests are in flight per broker and a
+    partition's batches reach the broker in sequence order. ``depth`` is ``max_in_flight`` for an
+    idempotent, non-transactional producer (the broker then refuses a batch whose sequence does not follow
+    the last one it wrote, so a batch after a failed one can never be written before it: KAFKA-5494), else 1.
+    """
     failure: BaseException | None = None
     if idempotent:
         state.ensure(cluster, d)
         state.prepare(cluster, topic, [p for p, cs in pending.items() if cs], d)
-    by_leader: dict[int, list[_Chunk]] = defaultdict(list)
+    pipelined = idempotent and state.transactional_id is None and acks != 0
+    depth = max(1, max_in_flight) if pipelined else 1
+    waves: list[dict[int, list[_Chunk]]] = [defaultdict(list) for _ in range(depth)]
     for p, cs in pending.items():
         if not cs:
             continue
-        head = cs[0]
-        head.error = None
-        if head.data is None:
-            _encode_chunk(state, topic, head, recs, compression, idempotent)
         try:
-            by_leader[cluster.leader(topic, p, d)].append(head)
+            leader = cluster.leader(topic, p, d)
         except Exception as e:
             if not is_retriable(e):
                 raise
-            head.error = e
+            cs[0].error = e
             failure = failure or e
+            continue
+        for j, c in enumerate(cs[:depth]):  # encoded in order: sequence numbers follow the partition's order
+            c.error = None
+            if c.data is None:
+                _encode_chunk(state, topic, c, recs, compression, idempotent)
+            waves[j][leader].append(c)
     # The broker may wait for replication up to this long: less than what the call has left.
     broker_timeout = d.request_timeout_ms(cluster.request_timeout_ms)
-    sent: list[tuple[PendingResponse | None, list[_Chunk], BrokerConnection | None]] = []
-    for leader, heads in by_leader.items():
-        req = ProduceRequest(
-            transactional_id=state.transactional_id,
-            acks=acks,
-            timeout_ms=broker_timeout,
-            topic_data=[
-                ProduceRequest.TopicProduceData(
-                    name=topic,
-                    partition_data=[
-                        ProduceRequest.PartitionProduceData(index=c.partition, records=c.data) for c in heads
-                    ],
-                )
-            ],
-        )
-        try:
-            conn = cluster.connection(leader, d)
-            # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name:
-            # stay at v12, which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID).
-            # In a transaction the transaction manager decides (v12+ means transaction version 2, KIP-890).
-            cap = state.max_produce_version
-            version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), cap)
-            sent.append((conn.send(req, version, expect_response=acks != 0, deadline=d), heads, conn))
-        except Exception as e:
-            if not is_retriable(e):
-                raise
+    sent: list[tuple[PendingResponse | None, list[_Chunk]]] = []
+    broken: dict[int, BaseException] = {}  # leaders whose connection failed this round: later waves not sent
+    for wave in waves:
+        for leader, heads in wave.items():
+            err = broken.get(leader)
+            if err is None:
+                try:
+                    sent.append((_send(cluster, state, leader, topic, heads, acks, broker_timeout, d), heads))
+                    continue
+                except Exception as e:
+                    if not is_retriable(e):
+                        raise
+                    err = broken[leader] = e
             for c in heads:
-                c.error = e
-            failure = failure or e
-    renumbered = False
+                c.error = err
+            failure = failure or err
+    renumber = False
     rejected: _Rejected | None = None
-    for pr, heads, _conn in sent:
+    behind: set[int] = set()  # partitions with a batch not written this round: their later ones wait too
+    for pr, heads in sent:
         if pr is None:  # acks=0: nothing comes back
             for c in heads:
                 acked[c.rows] = True
-                pending[c.partition].pop(0)
+                pending[c.partition].remove(c)
             continue
         try:
             resp = pr.result(broker_timeout + cluster.request_timeout_ms, deadline=d)
@@ -287,6 +290,7 @@ def _round(
                 raise
             for c in heads:
                 c.error = e
+                behind.add(c.partition)
             failure = failure or e
             continue
         by_part = {r.index: r for t in resp.responses for r in t.partition_responses}
@@ -294,6 +298,7 @@ def _round(
             r = by_part.get(c.partition)
             if r is None:
                 c.error = KafkaConnectionError(f"no answer for {topic}/{c.partition} in the response")
+                behind.add(c.partition)
                 failure = failure or c.error
                 continue
             err = broker_error(r.error_code, getattr(r, "error_message", None), f"produce {topic}/{c.partition}")
@@ -305,31 +310,65 @@ def _round(
                     if lat is not None and lat >= 0:
                         result.log_append_time[c.rows] = lat
                 acked[c.rows] = True
-                pending[c.partition].pop(0)
+                pending[c.partition].remove(c)
                 continue
             c.error = err
+            failure = failure or err
+            if c.partition in behind:
+                # An earlier batch of this partition was not written in this round, so the broker refused
+                # this one for its sequence (OUT_OF_ORDER_SEQUENCE_NUMBER): resent after it, in order.
+                continue
+            behind.add(c.partition)
             if (
                 idempotent
                 and state.transactional_id is None  # in a transaction these abort it (transaction.py)
                 and isinstance(err, (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError))
             ):
-                # The broker lost (or never had) our producer state, e.g. after a crash that lost its
-                # tail: take a new producer id and renumber everything not yet acknowledged (the Java
-                # producer's epoch bump, KIP-360). Once per round.
-                if not renumbered:
-                    state.ensure(cluster, d, refresh=True)
-                    for cs in pending.values():
-                        for other in cs:
-                            other.data = None
-                    renumbered = True
-                failure = failure or err
+                renumber = True
                 continue
             if not err.retriable and rejected is None:
                 # Keep reading the other answers of the round (their records may have been written).
                 rejected = _Rejected(str(err))
                 rejected.__cause__ = err
-            failure = failure or err
+    if renumber:
+        # The broker lost (or never had) our producer state, e.g. after a crash that lost its tail: take a
+        # new producer id and renumber everything not yet acknowledged (the Java producer's epoch bump,
+        # KIP-360). Once per round, after every answer of the round was read.
+        state.ensure(cluster, d, refresh=True)
+        for cs in pending.values():
+            for other in cs:
+                other.data = None
     return rejected or failure
+
+
+def _send(
+    cluster: Cluster,
+    state: ProducerState,
+    leader: int,
+    topic: str,
+    heads: list[_Chunk],
+    acks: int,
+    broker_timeout: int,
+    d: Deadline,
+) -> PendingResponse | None:
+    """Send one ProduceRequest carrying ``heads`` (one batch per partition) to ``leader``."""
+    req = ProduceRequest(
+        transactional_id=state.transactional_id,
+        acks=acks,
+        timeout_ms=broker_timeout,
+        topic_data=[
+            ProduceRequest.TopicProduceData(
+                name=topic,
+                partition_data=[ProduceRequest.PartitionProduceData(index=c.partition, records=c.data) for c in heads],
+            )
+        ],
+    )
+    conn = cluster.connection(leader, d)
+    # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name: stay at v12,
+    # which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID). In a transaction the
+    # transaction manager decides (v12+ means transaction version 2, KIP-890).
+    version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), state.max_produce_version)
+    return conn.send(req, version, expect_response=acks != 0, deadline=d)
 
 
 def not_sent(
