@@ -34,6 +34,7 @@ log = logging.getLogger("kafkawire.share")
 
 TopicPartition = tuple[str, int]
 CLOSE_TIMEOUT_MS = 30_000
+_MIN_ROUND_MS = 20.0  # no ShareFetch is started with less than this left of a poll
 CommitCallback = Callable[[AckResults, BaseException | None], None]
 
 
@@ -55,6 +56,10 @@ class ShareConsumer:
     called from :meth:`poll` with ``{(topic, partition): None or exception}`` for acknowledgements that rode
     on fetches (Java's ``AcknowledgementCommitCallback``). Pass ``client`` to share a :class:`Client`, or
     ``bootstrap_servers`` and any :class:`Client` options.
+
+    A ShareFetch still unanswered when a poll's deadline passes is given up with its connection (as every
+    request of the client is); the records it acquired return to the group when their locks expire,
+    their delivery count raised: poll with a timeout well above the brokers' answer time.
     """
 
     def __init__(
@@ -185,7 +190,12 @@ class ShareConsumer:
                 raise WakeupError("poll interrupted by wakeup()")
             try:
                 self._member.heartbeat(deadline)
-                if not self._member.assignment and not self._acks.has_pending():
+                if deadline.remaining_ms() < _MIN_ROUND_MS:
+                    # Too little time for a round trip: a ShareFetch cut short by the deadline closes the
+                    # connection, and what it acquired would come back only when its locks expire.
+                    deadline.sleep(deadline.remaining())
+                    out = {}
+                elif not self._member.assignment and not self._acks.has_pending():
                     deadline.sleep(0.05)
                     out = {}
                 else:

@@ -32,6 +32,7 @@ log = logging.getLogger("kafkawire.share")
 
 TopicPartition = tuple[str, int]
 JOIN_EPOCH, LEAVE_EPOCH = 0, -1
+_UNASSIGNED_INTERVAL_MS = 200.0
 
 
 def _member_id() -> str:
@@ -72,7 +73,13 @@ class ShareGroupMember:
         Connection problems and retriable errors are left for the next call (the coordinator is looked up
         again); errors waiting cannot cure are raised, naming the group."""
         now = time.monotonic()
-        if not self._due and (now - self._last_sent) * 1000 < self.heartbeat_interval_ms:
+        interval = self.heartbeat_interval_ms
+        if not self.assignment and self.topics:
+            # Joined, nothing assigned yet: the coordinator computes assignments in the background and
+            # hands them out only in a heartbeat answer, so waiting the whole interval (5 s by default)
+            # would idle a new member that long. Ask again sooner until it has partitions.
+            interval = min(interval, _UNASSIGNED_INTERVAL_MS)
+        if not self._due and (now - self._last_sent) * 1000 < interval:
             return False
         req = ShareGroupHeartbeatRequest(
             group_id=self.group_id,
