@@ -236,20 +236,25 @@ class GssapiMechanism:
         self.login = login
         self.host = host
         self.deadline = deadline or Deadline(30.0)
-        self.service = f"{login.service_name}@{canonical_host(host)}"
+        self.service = ""  # service@host, once the host is resolved (first_message, under the deadline)
+        self._service_host = host
         self.complete = False
         self._context: Any = None
         self._layer_sent = False
 
     def _fail(self, what: str, error: BaseException) -> AuthenticationFailedError:
         return AuthenticationFailedError(
-            f"SASL GSSAPI with {self.host} (service principal {self.login.service_name}/{canonical_host(self.host)}, "
+            f"SASL GSSAPI with {self.host} (service principal {self.login.service_name}/{self._service_host}, "
             f"sasl.kerberos.service.name={self.login.service_name!r}) for {self.login.describe()}: {what}: "
             f"{_gss_cause(error)}"
         )
 
     def first_message(self) -> bytes:
         gssapi = _gssapi()
+        # A reverse lookup (an IP literal) can block on DNS: it is bounded by the deadline as the KDC calls.
+        self._service_host = _bounded(lambda: canonical_host(self.host), self.deadline,
+                                      f"reverse lookup of {self.host}")
+        self.service = f"{self.login.service_name}@{self._service_host}"
         creds = _bounded(self.login.credentials, self.deadline, f"Kerberos login of {self.login.describe()}")
         target = gssapi.Name(self.service, gssapi.NameType.hostbased_service)
         flags = gssapi.RequirementFlag
