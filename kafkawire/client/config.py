@@ -657,8 +657,8 @@ CONSUMER_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "partition.assignment.strategy": ("partition_assignment_strategy", _assignors),
     "session.timeout.ms": ("session_timeout_ms", _int),
     "heartbeat.interval.ms": ("heartbeat_interval_ms", _int),
-    # The Java consumer sends max.poll.interval.ms as JoinGroup's rebalance timeout (KIP-62).
-    "max.poll.interval.ms": ("rebalance_timeout_ms", _int),
+    # KIP-62: the poll timer of the background heartbeat thread, also sent as the rebalance timeout.
+    "max.poll.interval.ms": ("max_poll_interval_ms", _int),
     "enable.auto.commit": ("enable_auto_commit", _bool),
     "auto.commit.interval.ms": ("auto_commit_interval_ms", _int),
     "auto.offset.reset": ("auto_offset_reset", _offset_reset),

@@ -54,6 +54,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ListenerMismatchError",
     "TransactionError",
+    "WakeupError",
 ]
 
 

@@ -124,7 +124,7 @@ def test_listener_revoked_runs_before_the_auto_commit_then_assigned(kafka, topic
     assert a_events.events[-1] == ("revoked", [(topic, 0), (topic, 1)])
 
 
-def test_listener_lost_when_the_session_expired_and_nothing_is_committed(kafka, topic_name):
+def test_listener_lost_when_the_poll_timer_expired_and_nothing_is_committed(kafka, topic_name):
     topic, group = topic_name(), topic_name("g")
     with Client(kafka.bootstrap) as c:
         c.create_topics({topic: 1})
@@ -137,12 +137,13 @@ def test_listener_lost_when_the_session_expired_and_nothing_is_committed(kafka, 
         auto_commit_interval_ms=3_600_000,
         session_timeout_ms=1000,
         heartbeat_interval_ms=200,
+        max_poll_interval_ms=1500,
         listener=events,
     )
     cons.subscribe([topic])
     try:
         _read(cons, lambda got: len(got.get((topic, 0), [])) == 5)
-        # Stop polling past the session timeout: the coordinator removes the member.
+        # Stop polling past max_poll_interval_ms: the heartbeat thread leaves the group (KIP-62).
         time.sleep(2.5)
         _poll_until([cons], lambda: len(events.events) >= 3)
         assert [e for e, _ in events.events] == ["assigned", "lost", "assigned"]
@@ -493,7 +494,7 @@ def test_consumer_protocol_static_member_restart_keeps_its_partitions(kafka_brok
                 c.close()
 
 
-def test_consumer_protocol_member_whose_session_expired_loses_its_partitions_and_rejoins(kafka, topic_name):
+def test_consumer_protocol_member_past_its_poll_timer_loses_its_partitions_and_rejoins(kafka, topic_name):
     topic, group = topic_name(), topic_name("g")
     with Client(kafka.bootstrap) as c:
         c.create_topics({topic: 2})
@@ -505,12 +506,13 @@ def test_consumer_protocol_member_whose_session_expired_loses_its_partitions_and
         group_protocol="consumer",
         auto_offset_reset="earliest",
         auto_commit_interval_ms=3_600_000,
+        max_poll_interval_ms=2000,
         listener=events,
     )
     cons.subscribe([topic])
     try:
         _read(cons, lambda got: sum(map(len, got.values())) == 10)
-        time.sleep(4.5)  # no heartbeat past the 3 s session: the coordinator fences the member
+        time.sleep(4.5)  # no poll past max_poll_interval_ms: the heartbeat thread leaves (epoch -1, KIP-62)
         _poll_until([cons], lambda: len(events.events) >= 3)
         assert [e for e, _ in events.events][:3] == ["assigned", "lost", "assigned"]
         assert events.events[1][1] == [(topic, 0), (topic, 1)]

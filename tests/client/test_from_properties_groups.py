@@ -43,7 +43,7 @@ def test_java_consumer_properties_map_to_consumer_options():
         "partition_assignment_strategy": ("cooperative-sticky", "range", "roundrobin"),
         "session_timeout_ms": 45000,
         "heartbeat_interval_ms": 3000,
-        "rebalance_timeout_ms": 300000,
+        "max_poll_interval_ms": 300000,
         "enable_auto_commit": False,
         "auto_commit_interval_ms": 1000,
         "auto_offset_reset": "earliest",

@@ -88,17 +88,23 @@ def _group_consumer(bootstrap: str, group: str, topic: str, **opts) -> Consumer:
 
 
 def test_stalled_member_rejoins_and_resumes_at_the_committed_offset_on_kafka(kafka, topic_name):
-    # The real thing: the member stops polling (so stops heartbeating) past its session timeout, the
-    # coordinator removes it, its next commit is refused (UNKNOWN_MEMBER_ID), it rejoins under a new id
-    # and gets both partitions back. Before the fix it went on from where poll() had got to, and the
-    # batch whose commit failed was never delivered again.
+    # The real thing: the member stops polling past max_poll_interval_ms, its heartbeat thread leaves the
+    # group (KIP-62), its next commit is refused, it rejoins under a new id and gets both partitions back.
+    # Before the fix it went on from where poll() had got to, and the batch whose commit failed was never
+    # delivered again.
     topic, group = topic_name(), topic_name("g")
     ledger = Ledger("stall")
     with Client(kafka.bootstrap) as c:
         c.create_topics({topic: 2})
     _produce_batches(kafka.bootstrap, topic, ledger, batches=12, per_batch=25)
     cons = _group_consumer(
-        kafka.bootstrap, group, topic, session_timeout_ms=1500, heartbeat_interval_ms=300, rebalance_timeout_ms=3000
+        kafka.bootstrap,
+        group,
+        topic,
+        session_timeout_ms=1500,
+        heartbeat_interval_ms=300,
+        max_poll_interval_ms=2000,
+        rebalance_timeout_ms=3000,
     )
     try:
         failures = _process_and_commit(cons, ledger, lambda: time.sleep(3.0), timeout=60)

@@ -288,8 +288,8 @@ def test_commits_that_fail_skip_nothing_on_the_mock(mock, topic_name):
 
 
 def test_commit_refused_after_a_stall_skips_nothing_on_kafka(kafka, topic_name):
-    # The real failure: the member stalls past its session timeout, Kafka removes it, its commit is
-    # refused, it rejoins and must restart from the committed offset.
+    # The real failure: the member stalls past max_poll_interval_ms, its heartbeat thread leaves the group
+    # (KIP-62), its commit is refused, it rejoins and must restart from the committed offset.
     topic, group = topic_name(), topic_name("g")
     ledger = Ledger("stall")
     _topic(kafka, topic, 2)
@@ -302,6 +302,7 @@ def test_commit_refused_after_a_stall_skips_nothing_on_kafka(kafka, topic_name):
         partition_max_bytes=1,
         session_timeout_ms=1500,
         heartbeat_interval_ms=300,
+        max_poll_interval_ms=2000,
         rebalance_timeout_ms=3000,
     )
     cons.subscribe([topic])

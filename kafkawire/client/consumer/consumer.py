@@ -4,12 +4,12 @@ sticky and cooperative-sticky assignors, static membership) or on the consumer p
 pause/resume and pattern subscription.
 
 ``poll()`` returns records as :class:`kafkawire.RecordColumns` per partition. Group membership runs
-inside ``poll()`` (:mod:`kafkawire.client.group.classic`): it joins (JoinGroup offering one protocol per assignor in
+from ``poll()`` (:mod:`kafkawire.client.group.classic`): it joins (JoinGroup offering one protocol per assignor in
 ``partition_assignment_strategy``, then SyncGroup; the leader computes the assignment with the assignor the
-coordinator chose), sends heartbeats when they are due, rejoins when the coordinator announces a rebalance,
-and commits positions automatically when ``enable_auto_commit`` is on. There is no background thread, so
-``poll()`` must be called more often than ``session_timeout_ms`` (the Java consumer's
-``max.poll.interval.ms`` rule, made stricter because heartbeats ride on ``poll()`` too).
+coordinator chose), rejoins when the coordinator announces a rebalance, and runs the rebalance listener.
+Heartbeats and the periodic auto-commit are sent by a background thread per member
+(:mod:`kafkawire.client.group.heartbeat`, KIP-62), so processing may take longer than ``session_timeout_ms``
+between polls; ``max_poll_interval_ms`` bounds it, as in the Java consumer. Commits are in :mod:`.commits`.
 
 Each ``poll()`` makes one :class:`~kafkawire.client.net.deadline.Deadline` from its timeout and hands what is
 left of it to every request it makes (join, heartbeat, commit, offset lookups, fetch), so no layer below
@@ -21,21 +21,30 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...columns import RecordColumns
-from ...protocol.errors import OffsetOutOfRangeError, RebalanceInProgressError
+from ...protocol.errors import OffsetOutOfRangeError
 from ..client import EARLIEST, LATEST, Client
 from ..cluster.retry import is_retriable
-from ..errors import KafkaClientError, KafkaTimeoutError, LogTruncationError, NoOffsetForPartitionError
+from ..errors import (
+    KafkaClientError,
+    KafkaTimeoutError,
+    LogTruncationError,
+    NoOffsetForPartitionError,
+    WakeupError,
+)
 from ..group.assignors import STICKY_ASSIGNORS
 from ..group.classic import CommitFailedError, GroupMember, TopicPartition
+from ..group.heartbeat import MAX_POLL_INTERVAL_MS, HeartbeatThread
 from ..group.kip848 import ConsumerGroupMember, GroupProtocolUnsupportedError
 from ..group.payloads import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
+from .commits import Commits
 from .listeners import call_listener
 from .prefetch import Prefetcher
 from .validation import end_offsets_for_epochs, leader_epoch_of
@@ -43,6 +52,9 @@ from .validation import end_offsets_for_epochs, leader_epoch_of
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
 log = logging.getLogger("kafkawire.consumer")
+
+#: What ``_poll_once`` returns to end a ``poll()`` early: a rebalance is for the start of the next one.
+_REBALANCE_NEXT: dict[Any, RecordColumns] = {}
 
 #: Default bound of :meth:`Consumer.close` (the Java consumer's ``close()`` waits up to 30 s too).
 CLOSE_TIMEOUT_MS = 30_000
@@ -124,9 +136,24 @@ class Consumer:
     ``"range"``, default the broker's; session and heartbeat interval are the broker's). On a cluster
     without it ``poll()`` raises :class:`GroupProtocolUnsupportedError`.
 
+    Heartbeats (KIP-62): a subscribed member heartbeats from a background thread of its own, so the time
+    spent processing between two :meth:`poll` calls may exceed ``session_timeout_ms``. It is bounded by
+    ``max_poll_interval_ms`` (Java's ``max.poll.interval.ms``, default 300 000): when no ``poll`` comes within
+    it, the member leaves the group (LeaveGroup, or a heartbeat with epoch -1 on KIP-848; a static member
+    keeps its place until its session times out, as in Java) with a WARNING naming the setting, its
+    partitions go to the other members, and the next ``poll`` gives them up as lost and rejoins; a
+    :meth:`commit` in between raises :class:`CommitFailedError` saying so. The rebalance timeout sent to the
+    coordinator is ``max_poll_interval_ms`` unless ``rebalance_timeout_ms`` is given (what Java sends).
+    The periodic auto-commit goes out on that thread too, with the request timeout as its own deadline.
+
+    Threading, as in the Java consumer: one thread uses a consumer (``poll``, ``commit``, ``seek``,
+    ``close``, ...; listener callbacks run in it); the one call another thread may make is :meth:`wakeup`,
+    which makes the ``poll`` under way (or the next) raise :class:`WakeupError`. ``close()`` stops the
+    heartbeat thread.
+
     Logging goes to the ``kafkawire.consumer`` logger: rebalances (partitions assigned and revoked) at
-    INFO, failed commits with their cause at WARNING. :meth:`metrics` gives lag per partition, records
-    and bytes consumed, rebalances and commit failures.
+    INFO, failed commits with their cause and a poll timeout at WARNING. :meth:`metrics` gives lag per
+    partition, records and bytes consumed, rebalances and commit failures.
     """
 
     def __init__(
@@ -139,7 +166,8 @@ class Consumer:
         enable_auto_commit: bool = True,
         auto_commit_interval_ms: float = 5_000,
         session_timeout_ms: int = 10_000,
-        rebalance_timeout_ms: int = 30_000,
+        rebalance_timeout_ms: int | None = None,
+        max_poll_interval_ms: int = MAX_POLL_INTERVAL_MS,
         heartbeat_interval_ms: float = 3_000,
         max_bytes: int = 50 << 20,
         partition_max_bytes: int = 1 << 20,
@@ -175,7 +203,11 @@ class Consumer:
         self.enable_auto_commit = enable_auto_commit and group_id is not None
         self.auto_commit_interval_ms = auto_commit_interval_ms
         self.session_timeout_ms = session_timeout_ms
-        self.rebalance_timeout_ms = rebalance_timeout_ms
+        if max_poll_interval_ms <= 0:
+            raise ValueError(f"max_poll_interval_ms must be positive, not {max_poll_interval_ms!r}")
+        self.max_poll_interval_ms = max_poll_interval_ms
+        # KIP-62: the Java consumer sends max.poll.interval.ms as the rebalance timeout.
+        self.rebalance_timeout_ms = max_poll_interval_ms if rebalance_timeout_ms is None else rebalance_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.max_bytes = max_bytes
         self.partition_max_bytes = partition_max_bytes
@@ -203,13 +235,28 @@ class Consumer:
         self._leader_epochs: dict[TopicPartition, int] = {}
         self._out_of_range_checked: set[TopicPartition] = set()  # validated once after OFFSET_OUT_OF_RANGE
         self._member = None if group_id is None else self._new_member(group_id)
+        self._upkeep = None
+        if self._member is not None:
+            self._upkeep = HeartbeatThread(
+                self._member,
+                max_poll_interval_ms=max_poll_interval_ms,
+                request_timeout_ms=client.request_timeout_ms,
+                heartbeat_timeout_ms=session_timeout_ms if group_protocol == "classic" else None,
+            )
         self._first_reconciliation = True
-        self._last_commit = time.monotonic()
-        self._committed_positions: dict[TopicPartition, int] = {}
         self._high_watermarks: dict[TopicPartition, int] = {}
         self._counters = dict.fromkeys(_COUNTERS, 0)
+        self._commits = Commits(
+            client,
+            group_id,
+            auto=self.enable_auto_commit,
+            interval_ms=auto_commit_interval_ms,
+            counters=self._counters,
+            upkeep=self._upkeep,
+        )
         self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
+        self._woken = threading.Event()  # wakeup() from another thread
         self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
 
     def _new_member(self, group_id: str) -> GroupMember | ConsumerGroupMember:
@@ -265,8 +312,9 @@ class Consumer:
                 topics = [topics]
             self._pattern = None
             self._subscription = sorted(set(topics))
-        self._member.topics = list(self._subscription)
-        self._member.needs_rejoin = True
+        self._member.set_subscription(self._subscription)
+        assert self._upkeep is not None
+        self._upkeep.start()
 
     def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
         """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
@@ -275,6 +323,7 @@ class Consumer:
         deadline = self.client.deadline(timeout_ms)
         try:
             self._give_up_assignment(deadline)
+            self._member.unsubscribed()
             self._member.leave(deadline, static_too=True)
         finally:
             self._subscription, self._pattern = None, None
@@ -382,7 +431,7 @@ class Consumer:
             for tp, c in self.client.committed(self.group_id, missing, deadline=deadline).items():
                 if c.offset >= 0:
                     self._set_position(tp, c.offset, c.leader_epoch)
-                    self._committed_positions[tp] = c.offset
+                    self._commits.committed[tp] = c.offset
         missing = [tp for tp in missing if tp not in self._positions]
         if missing:
             if self.auto_offset_reset == "none":
@@ -452,7 +501,7 @@ class Consumer:
         )
         self._assignment = sorted(after)
         self._positions.clear()
-        self._committed_positions.clear()
+        self._commits.forget()
         self._paused.clear()
         self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
         self._member.owned = set(after)  # what a sticky assignor's user data reports at the next join
@@ -481,28 +530,13 @@ class Consumer:
         )
         if revoked:
             self._fire("revoked", sorted(revoked))
-            self._commit_revoked(revoked, deadline)
+            self._commits.commit_revoked(self._positions, revoked, deadline, self._member)
             self._drop(revoked)
             member.needs_rejoin = True  # the second rebalance of KIP-429
         self._assignment = sorted(new)
         member.owned = set(new)
         self._counters["partitions_revoked"] += len(revoked)
         self._fire("assigned", sorted(added))
-
-    def _commit_revoked(self, revoked: set[TopicPartition], deadline: Deadline) -> None:
-        """Auto-commit the positions of ``revoked`` partitions (after the listener ran); a failure is
-        logged and left: their records are read again by the next owner (at least once)."""
-        if not self.enable_auto_commit:
-            return
-        committed = self._committed_positions
-        todo = {tp: o for tp, o in self._positions.items() if tp in revoked and committed.get(tp) != o}
-        if not todo:
-            return
-        try:
-            self._commit(todo, deadline)
-        except Exception as e:
-            if not (isinstance(e, CommitFailedError) or is_retriable(e)):
-                raise
 
     def _give_up_assignment(self, deadline: Deadline) -> None:
         """Before rejoining (eager protocol), leaving or unsubscribing: hand every partition back.
@@ -519,7 +553,7 @@ class Consumer:
                 self._counters["partitions_revoked"] += len(held)
                 self._fire("revoked", held)
                 try:
-                    self._maybe_commit(deadline, force=True)
+                    self._commits.maybe_commit(self._positions, deadline, self._member, force=True)
                 except Exception as e:
                     log.warning("group %s: commit before giving up %s failed: %s", self.group_id, _names(held), e)
             else:
@@ -528,7 +562,7 @@ class Consumer:
             self._given_up = set(held)  # (a poll that finds nothing held, mid-rebalance, keeps the record)
         self._assignment = []
         self._positions.clear()
-        self._committed_positions.clear()
+        self._commits.forget()
         self._paused.clear()
 
     def _reconcile(self, member: ConsumerGroupMember, deadline: Deadline) -> None:
@@ -540,16 +574,12 @@ class Consumer:
         on this protocol. Kept partitions keep their positions: nothing stopped for them. The next
         heartbeat acknowledges the new set, which lets the coordinator give the revoked ones away.
         """
-        result = member.heartbeat(deadline)
+        result = member.take_reconciliation()
         if result is None:
             return
         if result.lost is not None:
-            held = list(self._assignment)
-            if held:
-                self._counters["partitions_lost"] += len(held)
-                self._fire("lost", held)
-            self._drop(held)
-            self._first_reconciliation = True
+            self._lose_all()
+            member.released()  # now the heartbeat thread rejoins
             return
         target = result.assigned
         assert target is not None
@@ -558,7 +588,7 @@ class Consumer:
         if revoked:
             self._counters["partitions_revoked"] += len(revoked)
             self._fire("revoked", sorted(revoked))
-            self._commit_revoked(revoked, deadline)
+            self._commits.commit_revoked(self._positions, revoked, deadline, self._member)
             self._drop(revoked)
         if added:
             self._assignment = sorted(set(self._assignment) | added)
@@ -576,12 +606,23 @@ class Consumer:
             self._fire("assigned", sorted(added))
         member.acknowledge(set(self._assignment))
 
+    def _lose_all(self) -> None:
+        """The membership was lost (KIP-848 fencing, or the poll timer): every partition held goes, with
+        ``on_partitions_lost`` and no commit (they may be someone else's already)."""
+        held = list(self._assignment)
+        if held:
+            self._counters["partitions_lost"] += len(held)
+            self._fire("lost", held)
+        self._drop(held)
+        self._first_reconciliation = True
+
     def _drop(self, tps: Iterable[TopicPartition]) -> None:
         gone = set(tps)
         self._assignment = [tp for tp in self._assignment if tp not in gone]
-        for d in (self._positions, self._committed_positions, self._high_watermarks):
+        for d in (self._positions, self._high_watermarks):
             for tp in gone:
                 d.pop(tp, None)
+        self._commits.forget(gone)
         self._paused -= gone
 
     def _fire(self, event: str, partitions: list[TopicPartition]) -> None:
@@ -615,25 +656,7 @@ class Consumer:
         if matched != self._subscription:
             log.info("group %s: pattern %r now matches %s", self.group_id, self._pattern.pattern, matched)
             self._subscription = matched
-            self._member.topics = list(matched)
-            self._member.needs_rejoin = True
-
-    def _heartbeat(self, deadline: Deadline) -> None:
-        assert self._member is not None
-        was_active = self._member.active
-        err = self._member.heartbeat(deadline)
-        if err is None:
-            return
-        if isinstance(err, RebalanceInProgressError):
-            # Still a member of this generation: the rejoin (next step of this poll) revokes and commits.
-            log.info("group %s: rebalance announced; revoking, committing, then rejoining", self.group_id)
-        elif was_active:
-            log.warning(
-                "group %s: membership lost (%s); partitions %s revoked, rejoining",
-                self.group_id,
-                err,
-                _names(self._assignment),
-            )
+            self._member.set_subscription(matched)
 
     # -------------------------------------------------------------------------------------- commits
     def commit(self, offsets: Mapping[TopicPartition, int] | None = None, *, timeout_ms: float | None = None) -> None:
@@ -646,48 +669,8 @@ class Consumer:
             raise ValueError("commit() needs a group_id")
         todo = dict(self._positions if offsets is None else offsets)
         if todo:
-            self._commit(todo, self.client.deadline(timeout_ms))
-
-    def _commit(self, todo: dict[TopicPartition, int], deadline: Deadline) -> None:
-        assert self.group_id is not None
-        try:
-            if self._subscription is not None:
-                assert self._member is not None
-                if self._member.generation < 0:
-                    raise CommitFailedError(
-                        f"group {self.group_id!r}: not a member of the current generation (it rejoins on the "
-                        "next poll), so the commit was refused"
-                    )
-                self._member.commit(todo, deadline)
-            else:
-                self.client.commit_offsets(self.group_id, todo, deadline=deadline)
-        except Exception as e:
-            self._counters["commit_failures"] += 1
-            log.warning("group %s: commit of %s failed: %s", self.group_id, _offsets(todo), e)
-            raise
-        self._committed_positions.update(todo)
-        self._last_commit = time.monotonic()
-
-    def _maybe_commit(self, deadline: Deadline, force: bool = False) -> None:
-        """Auto-commit when due (or ``force``). A failure is logged (by :meth:`_commit`) and left for the
-        next interval: the positions stay uncommitted, which at worst re-delivers records."""
-        if not self.enable_auto_commit:
-            return
-        if self._member is not None and self._subscription is not None and self._member.generation < 0:
-            return
-        due = (time.monotonic() - self._last_commit) * 1000 >= self.auto_commit_interval_ms
-        if not (force or due) or deadline.expired():
-            return  # (a poll whose time is spent commits on the next one: a commit cut short proves nothing)
-        changed = {tp: o for tp, o in self._positions.items() if self._committed_positions.get(tp) != o}
-        if not changed:
-            self._last_commit = time.monotonic()
-            return
-        try:
-            self._commit(changed, deadline)
-        except Exception as e:
-            if not (isinstance(e, CommitFailedError) or is_retriable(e)):
-                raise
-            self._last_commit = time.monotonic()
+            member = self._member if self._subscription is not None else None
+            self._commits.commit(todo, self.client.deadline(timeout_ms), member)
 
     def committed(
         self, partitions: Iterable[TopicPartition], *, timeout_ms: float | None = None
@@ -728,9 +711,14 @@ class Consumer:
         deadline = Deadline.from_ms(timeout_ms)
         heard = self._bytes_received()
         failures = 0
+        first = True
         while True:
+            if self._woken.is_set():
+                self._woken.clear()
+                raise WakeupError("poll() interrupted by wakeup()")
             try:
-                out = self._poll_once(deadline)
+                out = self._poll_once(deadline, first)
+                first = False
             except Exception as e:
                 if not is_retriable(e):
                     raise
@@ -754,25 +742,42 @@ class Consumer:
                 if isinstance(e, KafkaTimeoutError):
                     raise
                 raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
-            if out or deadline.expired():
+            if out or deadline.expired() or out is _REBALANCE_NEXT:
                 if self._bytes_received() > heard:
                     self._last_heard = time.monotonic()
-                return out
+                return {} if out is _REBALANCE_NEXT else out
+
+    def wakeup(self) -> None:
+        """Make the ``poll()`` under way (within about ``max_wait_ms``) or the next one raise
+        :class:`WakeupError`: the one method another thread may call (Java's ``wakeup()``)."""
+        self._woken.set()
 
     def _bytes_received(self) -> int:
         return int(self.client.metrics().get("bytes_received", 0))
 
-    def _poll_once(self, deadline: Deadline) -> dict[TopicPartition, RecordColumns]:
+    def _poll_once(self, deadline: Deadline, first: bool = True) -> dict[TopicPartition, RecordColumns]:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
         member = self._member
         if member is not None and self._subscription is not None:
+            assert self._upkeep is not None
+            if not first and (self._upkeep.expired or member.revocation_pending()):
+                # The heartbeat thread learnt of a rebalance during this poll: give partitions up (listener,
+                # commit) at the start of the next poll, with its whole timeout for the commit, rather than
+                # with what is left of this one.
+                return _REBALANCE_NEXT
+            if self._upkeep.polled():
+                # KIP-62: the heartbeat thread left the group (max_poll_interval_ms); give up and rejoin.
+                log.info("group %s: rejoining after the poll timeout", self.group_id)
+                if isinstance(member, ConsumerGroupMember):
+                    self._lose_all()
+                member.allow_rejoin()
+            if self._upkeep.fatal is not None:
+                raise self._upkeep.fatal
             if self._pattern is not None:
                 self._refresh_pattern(deadline)
             if isinstance(member, ConsumerGroupMember):
                 self._reconcile(member, deadline)
                 self._raise_listener_error()
-            else:
-                self._heartbeat(deadline)
             if isinstance(member, GroupMember) and member.needs_rejoin:
                 if not member.cooperative or member.generation < 0:
                     # Eager, or the membership was lost: once per rebalance, after this the assignment
@@ -789,7 +794,7 @@ class Consumer:
                         self._assigned(assigned)
                     self._raise_listener_error()
                 # (Cooperative: a member keeps reading what it owns while the rebalance goes on.)
-        self._maybe_commit(deadline)
+        self._commits.maybe_commit(self._positions, deadline, self._member if self._subscription is not None else None)
         if not self._assignment:
             deadline.sleep(0.05)
             return {}
@@ -913,8 +918,13 @@ class Consumer:
                 self._listener_error = None  # already logged; close() never raises
                 # Leave even in the middle of a rebalance (as the Java consumer does once it has a member
                 # id): the coordinator then completes it without waiting for us.
+                member.unsubscribed()
+                if self._upkeep is not None:
+                    self._upkeep.close(deadline.remaining())
                 member.leave(deadline)
         finally:
+            if self._upkeep is not None:
+                self._upkeep.close(0)
             if self._own_client:
                 self.client.close()
             elif self._prefetch is not None:  # a shared client: read what is still ahead off its connections
@@ -930,7 +940,3 @@ class Consumer:
 def _names(tps: Iterable[TopicPartition]) -> str:
     """``t/0,t/1`` for a log line ("-" when empty)."""
     return ",".join(f"{t}/{p}" for t, p in sorted(tps)) or "-"
-
-
-def _offsets(todo: Mapping[TopicPartition, int]) -> str:
-    return ",".join(f"{t}/{p}@{o}" for (t, p), o in sorted(todo.items()))

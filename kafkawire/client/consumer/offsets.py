@@ -19,7 +19,16 @@ from ..cluster.quirks import LOWEST_VERSION
 from ..net.deadline import Deadline
 from ..types import CommittedOffset, ListedOffset
 
-__all__ = ["EARLIEST", "LATEST", "list_offsets", "commit_offsets", "committed", "timestamp_spec"]
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "list_offsets",
+    "commit_offsets",
+    "commit_request",
+    "send_commit",
+    "committed",
+    "timestamp_spec",
+]
 
 #: ListOffsets timestamps with special meaning.
 LATEST = -1
@@ -99,6 +108,21 @@ def commit_offsets(
     member_id: str = "",
 ) -> None:
     """See :meth:`kafkawire.client.Client.commit_offsets`."""
+    req = commit_request(group, offsets, generation_id=generation_id, member_id=member_id)
+    cluster.coordinator_call(
+        deadline, group, lambda d, conn: send_commit(conn, d, req), what=f"commit of group {group!r}"
+    )
+
+
+def commit_request(
+    group: str,
+    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    *,
+    generation_id: int = -1,
+    member_id: str = "",
+) -> Any:
+    """The OffsetCommitRequest committing ``offsets`` for ``group`` as ``member_id`` of ``generation_id``
+    (the member epoch on the consumer protocol, KIP-848; -1 and "" outside any membership)."""
     by_topic: dict[str, list[Any]] = defaultdict(list)
     for (t, p), spec in offsets.items():
         off, meta = spec if isinstance(spec, tuple) else (spec, "")
@@ -109,26 +133,28 @@ def commit_offsets(
                 committed_metadata=meta,
             )
         )
-    req = OffsetCommitRequest(
+    return OffsetCommitRequest(
         group_id=group,
         generation_id_or_member_epoch=generation_id,
         member_id=member_id,
         topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()],
     )
 
-    def attempt(d: Deadline, conn: Any) -> None:
-        # This request carries names: stay below the version that names topics by id only, as the Java client
-        # does when it does not know every topic id (kafkawire.protocol.versions.BY_NAME).
-        lowest = LOWEST_VERSION[OffsetCommitRequest]
-        version = highest_by_name(OffsetCommitRequest, conn.version_for(OffsetCommitRequest, lowest))
-        resp = conn.request(req, version, deadline=d)
-        for t in resp.topics:
-            for p in t.partitions:
-                err = broker_error(p.error_code, None, f"commit {group}:{t.name}/{p.partition_index}")
-                if err is not None:
-                    raise err
 
-    cluster.coordinator_call(deadline, group, attempt, what=f"commit of group {group!r}")
+def send_commit(conn: Any, deadline: Deadline, req: Any) -> None:
+    """One attempt of ``req`` (from :func:`commit_request`) on ``conn``, a connection to the group's
+    coordinator; raises the first partition's error. The consumer's background auto-commit sends it on
+    the heartbeat thread's own connection (:mod:`kafkawire.client.group.heartbeat`)."""
+    # This request carries names: stay below the version that names topics by id only, as the Java client
+    # does when it does not know every topic id (kafkawire.protocol.versions.BY_NAME).
+    lowest = LOWEST_VERSION[OffsetCommitRequest]
+    version = highest_by_name(OffsetCommitRequest, conn.version_for(OffsetCommitRequest, lowest))
+    resp = conn.request(req, version, deadline=deadline)
+    for t in resp.topics:
+        for p in t.partitions:
+            err = broker_error(p.error_code, None, f"commit {req.group_id}:{t.name}/{p.partition_index}")
+            if err is not None:
+                raise err
 
 
 def committed(

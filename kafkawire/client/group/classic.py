@@ -12,6 +12,10 @@ own, bounded by the rebalance timeout plus the request timeout; :meth:`GroupMemb
 only until the caller's deadline and returns None while it is pending, and the next call goes on waiting
 for the same request. (Abandoning it and sending a new one each poll never completed on Tansu, whose
 first join of a new group waits half the session timeout: a consumer polling every 500 ms never joined.)
+
+Heartbeats are sent by the member's background thread (:mod:`kafkawire.client.group.heartbeat`, KIP-62),
+on a connection of its own, while the member holds a generation; ``lock`` guards the state that thread
+shares with the polling thread (see that module for the rules).
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
 from ...protocol.errors import (
-    BrokerError,
     FencedInstanceIdError,
     IllegalGenerationError,
     MemberIdRequiredError,
@@ -33,6 +36,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
+from ..consumer.offsets import commit_request, send_commit
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
 from .assignors import (
@@ -46,6 +50,7 @@ from .payloads import ASSIGNORS, decode_assignment, decode_subscription_full, en
 
 if TYPE_CHECKING:
     from ..client import Client
+    from .heartbeat import CoordinatorLink
 
 __all__ = ["CommitFailedError", "GroupMember", "TopicPartition"]
 
@@ -99,6 +104,12 @@ class GroupMember:
         self._pending: _PendingJoin | None = None  # a JoinGroup + SyncGroup awaited by the waiter thread
         self._join_conn: Any = None  # the waiter's own connection to the coordinator
         self._left = False
+        #: Guards the state the heartbeat thread shares with the polling thread (never held during I/O);
+        #: ``changed`` wakes the heartbeat thread (:mod:`kafkawire.client.group.heartbeat`).
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        #: True between ``subscribe()`` and ``unsubscribe()``: only then does the member heartbeat.
+        self.subscribed = False
 
     # ----------------------------------------------------------------------------------- membership
     @property
@@ -114,10 +125,24 @@ class GroupMember:
         rejoin until the rebalance timeout. The Java consumer keeps the member id in this case
         (``AbstractCoordinator.resetStateAndGeneration(reason, shouldResetMemberId=false)``).
         """
-        if not isinstance(err, IllegalGenerationError):
-            self.member_id = ""
-        self.generation = -1
-        self.needs_rejoin = True
+        with self.lock:
+            if not isinstance(err, IllegalGenerationError):
+                self.member_id = ""
+            self.generation = -1
+            self.needs_rejoin = True
+
+    def set_subscription(self, topics: list[str]) -> None:
+        """Subscribe to ``topics`` (rejoining on the next poll)."""
+        with self.lock:
+            self.topics = list(topics)
+            self.subscribed = True
+            self.needs_rejoin = True
+            self.changed.notify_all()
+
+    def unsubscribed(self) -> None:
+        """No subscription any more: no heartbeats until the next :meth:`set_subscription`."""
+        with self.lock:
+            self.subscribed = False
 
     def _conn(self, deadline: Deadline) -> Any:
         refresh, self._refresh_coordinator = self._refresh_coordinator, False
@@ -169,13 +194,16 @@ class GroupMember:
                 self._connection_failed()
                 deadline.sleep(self.client.retry_policy.backoff(attempt))
                 continue
-            if pending.assigned is not None:
-                # Applied here, in the caller's thread, so that ``generation`` never runs ahead of the
-                # assignment the consumer has taken on.
-                self.generation, assigned = pending.assigned
-                self.needs_rejoin = False
-                self._last_heartbeat_at = time.monotonic()
-                return assigned
+            with self.lock:
+                if pending.assigned is not None:
+                    # Applied here, in the caller's thread, so that ``generation`` never runs ahead of the
+                    # assignment the consumer has taken on. (The heartbeat thread voids it when the
+                    # coordinator refused that generation meanwhile.)
+                    self.generation, assigned = pending.assigned
+                    self.needs_rejoin = False
+                    self._last_heartbeat_at = time.monotonic()
+                    self.changed.notify_all()
+                    return assigned
         if last is not None:
             err = KafkaTimeoutError(
                 f"could not join group {self.group_id!r} within {deadline.timeout or 0:.1f} s: {last}"
@@ -350,77 +378,108 @@ class GroupMember:
         ]
 
     # ------------------------------------------------------------------------------------ heartbeat
-    def heartbeat(self, deadline: Deadline) -> RebalanceInProgressError | BrokerError | None:
-        """Send a heartbeat when one is due. Returns the coordinator's error when it asks this member to
-        rejoin (``needs_rejoin`` is then set): REBALANCE_IN_PROGRESS (still a member: commit now, then
-        rejoin) or a membership error (no longer a member). Connection problems are left for the next
-        heartbeat; errors that waiting cannot cure are raised."""
-        if not self.active:
+    def _heartbeat_generation(self) -> int | None:
+        """The generation to heartbeat with (under ``lock``): the current one, or the one a finished join
+        brought and the next poll has yet to apply; None while a JoinGroup is in flight (it keeps the
+        member alive itself) or when there is none."""
+        pending = self._pending
+        if pending is not None:
+            if not pending.done.is_set():
+                return None
+            return pending.assigned[0] if pending.assigned is not None else None
+        return self.generation if self.generation >= 0 else None
+
+    def heartbeat_due_in(self, now: float) -> float | None:
+        """For the heartbeat thread (under ``lock``): seconds until a heartbeat is due, None for none.
+
+        As in the Java consumer the member heartbeats while it holds a generation, also after the
+        coordinator announced a rebalance (REBALANCE_IN_PROGRESS keeps its session alive until the next
+        poll rejoins)."""
+        if self._left or not self.subscribed or self._heartbeat_generation() is None:
             return None
-        now = time.monotonic()
-        if (now - self._last_heartbeat_at) * 1000 < self.heartbeat_interval_ms:
-            return None
-        try:
-            with self.client.lock:
-                conn = self._conn(deadline)
-                resp = conn.request(
-                    HeartbeatRequest(
-                        group_id=self.group_id,
-                        generation_id=self.generation,
-                        member_id=self.member_id,
-                        group_instance_id=self.group_instance_id,
-                    ),
-                    deadline=deadline,
-                )
-        except Exception as e:
-            if not is_retriable(e):
-                raise
-            log.debug("group %s: heartbeat failed: %s", self.group_id, e)
-            self._connection_failed()
-            return None
-        self._last_heartbeat_at = now
+        return self._last_heartbeat_at + self.heartbeat_interval_ms / 1000 - now
+
+    def revocation_pending(self) -> bool:
+        """A rejoin is due and not begun yet: the next poll gives the partitions up first."""
+        with self.lock:
+            return self.needs_rejoin and self._pending is None
+
+    def in_group(self) -> bool:
+        """A member of a generation (what ``max_poll_interval_ms`` takes away); under ``lock``."""
+        return self.generation >= 0 and not self._left
+
+    def beat(self, link: CoordinatorLink, deadline: Deadline) -> None:
+        """One Heartbeat on the heartbeat thread's connection, and what its answer means: REBALANCE_IN_PROGRESS
+        sets ``needs_rejoin`` (the next poll revokes, commits and rejoins; still a member meanwhile); a
+        membership error forgets the generation; FENCED_INSTANCE_ID and errors no wait cures are raised;
+        retriable ones are raised for the thread to retry after a backoff."""
+        with self.lock:
+            generation, member_id = self._heartbeat_generation(), self.member_id
+        if generation is None:
+            return
+        sent_at = time.monotonic()
+        conn = link.get(deadline)
+        resp = conn.request(
+            HeartbeatRequest(
+                group_id=self.group_id,
+                generation_id=generation,
+                member_id=member_id,
+                group_instance_id=self.group_instance_id,
+            ),
+            deadline=deadline,
+        )
         err = broker_error(resp.error_code, None, f"heartbeat of group {self.group_id!r}")
-        if err is None:
-            return None
-        if isinstance(err, RebalanceInProgressError):
-            self.needs_rejoin = True
-            return err
-        _raise_if_fenced(err)
-        if isinstance(err, _MEMBERSHIP_LOST):
-            self.reset(err)
-            return err
-        if err.retriable:
-            self._connection_failed()
-            return None
+        with self.lock:
+            self._last_heartbeat_at = sent_at
+            if err is None or self._heartbeat_generation() != generation or self._left:
+                return  # fine, or an answer about a generation that is no longer ours
+            if isinstance(err, RebalanceInProgressError):
+                if not self.needs_rejoin:
+                    log.info("group %s: rebalance announced; the next poll revokes, commits and rejoins", self.group_id)
+                self.needs_rejoin = True
+                return
+            _raise_if_fenced(err)
+            if isinstance(err, _MEMBERSHIP_LOST):
+                log.warning("group %s: membership lost (%s); the next poll gives its partitions up and rejoins",
+                            self.group_id, err)  # fmt: skip
+                pending = self._pending
+                if pending is not None and pending.done.is_set():
+                    pending.assigned = None  # the finished join's generation was refused: join again
+                self.reset(err)
+                return
         raise err
 
     # ---------------------------------------------------------------------------------------- commit
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline) -> None:
-        """Commit ``offsets`` as this member of the current generation.
+    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline, conn: Any = None) -> None:
+        """Commit ``offsets`` as this member of the current generation (on ``conn``, a connection to the
+        coordinator, when given: the heartbeat thread's background auto-commit).
 
         Raises :class:`CommitFailedError` (and marks the member for rejoining) when the coordinator
         refuses because the group rebalanced or no longer knows this member.
         """
+        with self.lock:
+            generation, member_id = self.generation, self.member_id
         try:
-            self.client.commit_offsets(
-                self.group_id,
-                dict(offsets),
-                generation_id=self.generation,
-                member_id=self.member_id,
-                deadline=deadline,
-            )
+            if conn is not None:
+                send_commit(conn, deadline, commit_request(self.group_id, offsets, generation_id=generation,
+                                                           member_id=member_id))  # fmt: skip
+            else:
+                self.client.commit_offsets(
+                    self.group_id, dict(offsets), generation_id=generation, member_id=member_id, deadline=deadline
+                )
         except (RebalanceInProgressError, *_MEMBERSHIP_LOST) as e:
             _raise_if_fenced(e)
             if isinstance(e, RebalanceInProgressError):
                 self.needs_rejoin = True
-            else:
+            elif generation == self.generation:  # (not if a newer generation arrived meanwhile)
                 self.reset(e)
             raise CommitFailedError(f"group {self.group_id!r}: commit refused, the group rebalanced: {e}") from e
 
     # ----------------------------------------------------------------------------------------- leave
     def allow_rejoin(self) -> None:
-        """After :meth:`leave` (``unsubscribe()``), let a later ``subscribe()`` join again."""
-        self._left = False
+        """After :meth:`leave` (``unsubscribe()``, or the poll timer), let the member join again."""
+        with self.lock:
+            self._left = False
 
     def leave(self, deadline: Deadline, *, static_too: bool = False) -> None:
         """LeaveGroup, so the others take over at once instead of after the session timeout. Never
@@ -430,13 +489,16 @@ class GroupMember:
         A static member (``group_instance_id``, KIP-345) does not send LeaveGroup unless ``static_too``:
         like the Java consumer's ``close()``, it keeps its place so that a restart within the session
         timeout gets its assignment back without a rebalance."""
-        self._left = True
+        with self.lock:
+            self._left = True
+            member_id = self.member_id
         if self.group_instance_id is not None and not static_too:
             self._drop_join_conn()
-            self.generation, self.needs_rejoin = -1, True
+            with self.lock:
+                self.generation, self.needs_rejoin = -1, True
             return
         self._drop_join_conn()
-        if self.member_id:
+        if member_id:
             try:
                 with self.client.lock:
                     conn = self._conn(deadline)
@@ -446,19 +508,20 @@ class GroupMember:
                             group_id=self.group_id,
                             members=[
                                 LeaveGroupRequest.MemberIdentity(
-                                    member_id=self.member_id, group_instance_id=self.group_instance_id
+                                    member_id=member_id, group_instance_id=self.group_instance_id
                                 )
                             ],
                         )
                     else:
-                        req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
+                        req = LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
                     resp = conn.request(req, version, deadline=deadline)
                 err = broker_error(resp.error_code, None, f"leave group {self.group_id!r}")
                 if err is not None:
                     log.info("group %s: coordinator answered LeaveGroup with %s", self.group_id, err)
             except Exception as e:
                 log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
-        self.member_id, self.generation, self.needs_rejoin = "", -1, True
+        with self.lock:
+            self.member_id, self.generation, self.needs_rejoin = "", -1, True
 
     def _drop_join_conn(self) -> None:
         pending = self._pending

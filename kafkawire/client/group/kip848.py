@@ -15,12 +15,19 @@ the member was removed: its partitions are lost and it rejoins with epoch 0 unde
 
 Every request sends the member's full state (subscription, owned partitions, rebalance timeout,
 assignor), which the coordinator accepts at any time; that keeps a lost answer harmless.
+
+The heartbeats are sent by the member's background thread (:mod:`kafkawire.client.group.heartbeat`) on a
+connection of its own; it leaves the answer (a new target, or the membership lost) in
+:meth:`ConsumerGroupMember.take_reconciliation` for the next ``poll()``, which runs the listener and
+acknowledges. After a loss the member rejoins only once the poll has given its partitions up
+(:meth:`ConsumerGroupMember.released`), as Java's consumer does.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -37,11 +44,13 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
+from ..consumer.offsets import commit_request, send_commit
 from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
 
 if TYPE_CHECKING:
     from ..client import Client
+    from .heartbeat import CoordinatorLink
 
 __all__ = ["ConsumerGroupMember", "GroupProtocolUnsupportedError", "Reconciliation"]
 
@@ -101,8 +110,15 @@ class ConsumerGroupMember:
         self._last_sent = float("-inf")
         self._ids: dict[str, uuid.UUID] = {}
         self._names: dict[uuid.UUID, str] = {}
-        self._refresh_coordinator = False
         self._left = False
+        #: Guards the state shared with the heartbeat thread (never held during I/O); ``changed`` wakes it.
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.subscribed = False
+        self._changes = 0  # bumped by every change a heartbeat must report (subscription, acknowledgement)
+        self._not_before = 0.0  # time.monotonic() before which a join is not sent again
+        self._reconciliation: Reconciliation | None = None  # the last answer, for the next poll
+        self._unreleased_loss = False  # lost: no rejoin before the poll gave the partitions up
 
     # ----------------------------------------------------------------------------------- state
     @property
@@ -113,9 +129,23 @@ class ConsumerGroupMember:
     def active(self) -> bool:
         return self.epoch > 0
 
-    def _connection_failed(self) -> None:
-        self._refresh_coordinator = True
-        self.client.forget_coordinator(self.group_id)
+    def set_subscription(self, topics: list[str]) -> None:
+        """Subscribe to ``topics``: the heartbeat thread sends them at once."""
+        with self.lock:
+            self.topics = list(topics)
+            self.subscribed = True
+            self._request_heartbeat()
+
+    def unsubscribed(self) -> None:
+        """No subscription any more: no heartbeats until the next :meth:`set_subscription`."""
+        with self.lock:
+            self.subscribed = False
+
+    def _request_heartbeat(self) -> None:
+        with self.lock:
+            self.needs_rejoin = True
+            self._changes += 1
+            self.changed.notify_all()
 
     def _topic_ids(self, names: set[str], deadline: Deadline) -> None:
         """Learn the ids of ``names`` (and of the subscription) from metadata."""
@@ -129,36 +159,65 @@ class ConsumerGroupMember:
                 self._names[tm.topic_id] = name
 
     # ------------------------------------------------------------------------------- heartbeat
-    def heartbeat(self, deadline: Deadline) -> Reconciliation | None:
-        """Send ConsumerGroupHeartbeat when due (or at once after a change); the coordinator's answer as a
-        :class:`Reconciliation`, None when nothing was sent or nothing changed.
+    def heartbeat_due_in(self, now: float) -> float | None:
+        """For the heartbeat thread (under ``lock``): seconds until a heartbeat is due (at once after a
+        change), None while not subscribed, left, or waiting for the poll to give lost partitions up."""
+        if self._left or not self.subscribed or self._unreleased_loss:
+            return None
+        if self.needs_rejoin:
+            return self._not_before - now
+        return self._last_sent + self.heartbeat_interval_ms / 1000 - now
 
-        Connection problems and retriable errors are left for the next call (the coordinator is looked
-        up again); errors that waiting cannot cure are raised. UNSUPPORTED_VERSION and a broker without
+    def in_group(self) -> bool:
+        """Holds a member epoch (what ``max_poll_interval_ms`` takes away); under ``lock``."""
+        return self.epoch > 0 and not self._left
+
+    def revocation_pending(self) -> bool:
+        """An answer waits for the poll (a new target or a loss)."""
+        with self.lock:
+            return self._reconciliation is not None
+
+    def take_reconciliation(self) -> Reconciliation | None:
+        """What the coordinator asked since the last call (the newest target, or the loss), for ``poll()``."""
+        with self.lock:
+            out, self._reconciliation = self._reconciliation, None
+            return out
+
+    def released(self) -> None:
+        """The poll gave the lost partitions up (``on_partitions_lost`` ran): rejoin now."""
+        with self.lock:
+            self._unreleased_loss = False
+            self._request_heartbeat()
+
+    def beat(self, link: CoordinatorLink, deadline: Deadline) -> None:
+        """Send ConsumerGroupHeartbeat on the heartbeat thread's connection and keep the coordinator's
+        answer for the next poll (:meth:`take_reconciliation`).
+
+        Retriable errors are raised for the thread to retry after a backoff (the coordinator is looked up
+        again); errors that waiting cannot cure are raised too. UNSUPPORTED_VERSION and a broker without
         API 68 raise :class:`GroupProtocolUnsupportedError`.
         """
-        now = time.monotonic()
-        if not self.needs_rejoin and (now - self._last_sent) * 1000 < self.heartbeat_interval_ms:
-            return None
-        unknown = {t for t, _ in self.owned if t not in self._ids}
-        if unknown or any(t not in self._ids for t in self.topics):
-            try:
-                self._topic_ids(unknown, deadline)
-            except Exception as e:
-                if not is_retriable(e):
-                    raise
-                return None
+        with self.lock:
+            topics, owned, changes = list(self.topics), set(self.owned), self._changes
+        unknown = {t for t, _ in owned if t not in self._ids}
+        if unknown or any(t not in self._ids for t in topics):
+            self._topic_ids(unknown, deadline)
         by_topic: dict[str, list[int]] = {}
-        for t, p in sorted(self.owned):
+        for t, p in sorted(owned):
             by_topic.setdefault(t, []).append(p)
+        now = time.monotonic()
+        conn = link.get(deadline)
+        version = self._version(conn)
+        with self.lock:
+            member_id, epoch = self.member_id, self.epoch
         req = ConsumerGroupHeartbeatRequest(
             group_id=self.group_id,
-            member_id=self.member_id,
-            member_epoch=self.epoch,
+            member_id=member_id,
+            member_epoch=epoch,
             instance_id=self.group_instance_id,
             rack_id=self.rack_id,
             rebalance_timeout_ms=self.rebalance_timeout_ms,
-            subscribed_topic_names=list(self.topics),
+            subscribed_topic_names=topics,
             server_assignor=self.server_assignor,
             topic_partitions=[
                 ConsumerGroupHeartbeatRequest.TopicPartitions(topic_id=self._ids[t], partitions=ps)
@@ -166,49 +225,49 @@ class ConsumerGroupMember:
                 if t in self._ids
             ],
         )
-        try:
-            with self.client.lock:
-                refresh, self._refresh_coordinator = self._refresh_coordinator, False
-                conn = self.client.coordinator(self.group_id, refresh=refresh, deadline=deadline)
-                version = self._version(conn)
-                resp = conn.request(req, version, deadline=deadline)
-        except GroupProtocolUnsupportedError:
-            raise
-        except Exception as e:
-            if not is_retriable(e):
-                raise
-            log.debug("group %s: consumer group heartbeat failed: %s", self.group_id, e)
-            self._connection_failed()
-            return None
-        self._last_sent = now
+        resp = conn.request(req, version, deadline=deadline)
         err = broker_error(resp.error_code, resp.error_message, f"consumer group heartbeat of {self.group_id!r}")
         if err is None:
-            self.needs_rejoin = False
-            if resp.member_id:
-                self.member_id = resp.member_id
-            self.epoch = resp.member_epoch
-            if resp.heartbeat_interval_ms > 0:
-                self.heartbeat_interval_ms = resp.heartbeat_interval_ms
-            if resp.assignment is None:
-                return None
-            return Reconciliation(assigned=self._resolve(resp.assignment.topic_partitions, deadline))
-        if isinstance(err, (FencedMemberEpochError, UnknownMemberIdError)):
-            # Removed from the group: whatever we held is someone else's now. Rejoin under the same id.
-            log.warning("group %s: %s; partitions lost, rejoining", self.group_id, err)
-            self.epoch, self.owned, self.needs_rejoin = JOIN_EPOCH, set(), True
-            return Reconciliation(lost=err)
+            assigned = None
+            if resp.assignment is not None:
+                assigned = self._resolve(resp.assignment.topic_partitions, deadline)
+            with self.lock:
+                self._last_sent = now
+                if self._left or self._unreleased_loss:
+                    return  # left (or lost) while the answer was on its way: it no longer applies
+                if self._changes == changes:
+                    self.needs_rejoin = False  # else a newer state waits to be sent
+                if resp.member_id:
+                    self.member_id = resp.member_id
+                self.epoch = resp.member_epoch
+                if resp.heartbeat_interval_ms > 0:
+                    self.heartbeat_interval_ms = resp.heartbeat_interval_ms
+                if assigned is not None:
+                    self._reconciliation = Reconciliation(assigned=assigned)  # the newest target wins
+                    self.changed.notify_all()
+            return
+        with self.lock:
+            self._last_sent = now
+            if isinstance(err, (FencedMemberEpochError, UnknownMemberIdError)):
+                # Removed from the group: whatever we held is someone else's now. Rejoin under the same id
+                # once the poll has given the partitions up.
+                log.warning("group %s: %s; partitions lost, the next poll rejoins", self.group_id, err)
+                self.epoch, self.owned, self.needs_rejoin = JOIN_EPOCH, set(), True
+                self._unreleased_loss = True
+                self._reconciliation = Reconciliation(lost=err)
+                self.changed.notify_all()
+                return
+            if isinstance(err, UnreleasedInstanceIdError):
+                # The previous holder of our instance id has not left yet: ask again a little later.
+                log.debug("group %s: %s; retrying", self.group_id, err)
+                self._not_before = now + self.client.retry_policy.backoff(1)
+                return
         if isinstance(err, UnsupportedVersionError):
             raise GroupProtocolUnsupportedError(
                 f"group {self.group_id!r}: the cluster refused the consumer group protocol ({err}); "
                 "use group_protocol='classic'"
             ) from err
-        if isinstance(err, UnreleasedInstanceIdError) or err.retriable:
-            # The previous holder of our instance id has not left yet, or the coordinator moved / loads.
-            if err.retriable:
-                self._connection_failed()
-            log.debug("group %s: %s; retrying", self.group_id, err)
-            return None
-        raise err
+        raise err  # retriable ones (the coordinator moved or loads) are retried by the thread
 
     def _version(self, conn: Any) -> int:
         versions = getattr(conn, "versions", None)
@@ -242,52 +301,66 @@ class ConsumerGroupMember:
             name = self._names.get(tp.topic_id)
             if name is None:
                 log.info("group %s: assigned topic id %s not in metadata yet", self.group_id, tp.topic_id)
-                self.needs_rejoin = True  # heartbeat again soon; the coordinator re-sends the assignment
+                self._request_heartbeat()  # heartbeat again soon; the coordinator re-sends the assignment
                 continue
             out.update((name, p) for p in tp.partitions)
         return out
 
     def acknowledge(self, owned: set[TopicPartition]) -> None:
-        """The consumer now holds ``owned``: report it in a heartbeat sent on the next call."""
-        self.owned = set(owned)
-        self.needs_rejoin = True
+        """The consumer now holds ``owned``: the heartbeat thread reports it at once."""
+        with self.lock:
+            self.owned = set(owned)
+            self._request_heartbeat()
 
     # ------------------------------------------------------------------------------------ commit
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline) -> None:
-        """Commit ``offsets`` with this member's id and epoch (OffsetCommit v9, KIP-848).
+    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline, conn: Any = None) -> None:
+        """Commit ``offsets`` with this member's id and epoch (OffsetCommit v9, KIP-848); on ``conn`` (a
+        connection to the coordinator) when given.
 
         Raises :class:`~kafkawire.client.group.classic.CommitFailedError` when the coordinator refuses the
         epoch (STALE_MEMBER_EPOCH: a newer epoch is on its way in a heartbeat) or the member.
         """
         from .classic import CommitFailedError
 
+        with self.lock:
+            epoch, member_id = self.epoch, self.member_id
         try:
-            self.client.commit_offsets(
-                self.group_id, dict(offsets), generation_id=self.epoch, member_id=self.member_id, deadline=deadline
-            )
+            if conn is not None:
+                send_commit(conn, deadline, commit_request(self.group_id, offsets, generation_id=epoch,
+                                                           member_id=member_id))  # fmt: skip
+            else:
+                self.client.commit_offsets(
+                    self.group_id, dict(offsets), generation_id=epoch, member_id=member_id, deadline=deadline
+                )
         except (StaleMemberEpochError, FencedMemberEpochError, UnknownMemberIdError) as e:
-            self.needs_rejoin = True  # heartbeat now to learn the current epoch (or that we were removed)
+            self._request_heartbeat()  # heartbeat now to learn the current epoch (or that we were removed)
             raise CommitFailedError(f"group {self.group_id!r}: commit refused: {e}") from e
 
     # ------------------------------------------------------------------------------------- leave
     def allow_rejoin(self) -> None:
-        """After :meth:`leave` (``unsubscribe()``), let a later ``subscribe()`` join again."""
-        self._left = False
+        """After :meth:`leave` (``unsubscribe()``, or the poll timer), let the member join again."""
+        with self.lock:
+            self._left = False
+            self._unreleased_loss = False
+            self._reconciliation = None
+            self._request_heartbeat()
 
     def leave(self, deadline: Deadline, *, static_too: bool = False) -> None:
         """Heartbeat with epoch -1 (leave) or, for a static member, -2 (leaving to come back: the
         coordinator keeps its assignment for the session timeout). Never raises."""
-        self._left = True
-        if self.epoch <= 0:
-            self.epoch, self.owned = JOIN_EPOCH, set()
-            return
+        with self.lock:
+            self._left = True
+            if self.epoch <= 0:
+                self.epoch, self.owned = JOIN_EPOCH, set()
+                return
+            member_id = self.member_id
         epoch = STATIC_LEAVE_EPOCH if self.group_instance_id is not None and not static_too else LEAVE_EPOCH
         try:
             with self.client.lock:
                 conn = self.client.coordinator(self.group_id, deadline=deadline)
                 req = ConsumerGroupHeartbeatRequest(
                     group_id=self.group_id,
-                    member_id=self.member_id,
+                    member_id=member_id,
                     member_epoch=epoch,
                     instance_id=self.group_instance_id,
                 )
@@ -297,4 +370,5 @@ class ConsumerGroupMember:
                 log.info("group %s: coordinator answered the leave heartbeat with %s", self.group_id, err)
         except Exception as e:
             log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
-        self.epoch, self.owned, self.needs_rejoin = JOIN_EPOCH, set(), True
+        with self.lock:
+            self.epoch, self.owned, self.needs_rejoin = JOIN_EPOCH, set(), True
