@@ -185,56 +185,9 @@ class SchemaRegistry:
         if not url:
             raise ValueError("schema.registry.url is required")
         options: dict[str, Any] = {}
-        source = props.pop("basic.auth.credentials.source", "").upper()
-        user_info = props.pop("basic.auth.user.info", None)
-        if source == "URL" or (not source and "@" in urllib.parse.urlsplit(url.split(",")[0]).netloc):
-            parts = urllib.parse.urlsplit(url.split(",")[0])
-            if parts.username is None:
-                raise ValueError("basic.auth.credentials.source=URL but the URL has no user info")
-            options["basic_auth"] = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
-            url = ",".join(_strip_userinfo(u) for u in url.split(","))
-        elif source in ("USER_INFO", "") and user_info is not None:
-            options["basic_auth"] = user_info
-        elif source == "USER_INFO":
-            raise ValueError("basic.auth.credentials.source=USER_INFO needs basic.auth.user.info")
-        elif source and source not in ("USER_INFO", "URL"):
-            raise ValueError(f"basic.auth.credentials.source={source!r} is not supported (USER_INFO or URL)")
-        bearer_source = props.pop("bearer.auth.credentials.source", "").upper()
-        token = props.pop("bearer.auth.token", None)
-        client_id = props.pop("bearer.auth.client.id", None)
-        client_secret = props.pop("bearer.auth.client.secret", None)
-        issuer = props.pop("bearer.auth.issuer.endpoint.url", None)
-        scope = props.pop("bearer.auth.scope", None)
-        headers: dict[str, str] = {}
-        cluster = props.pop("bearer.auth.logical.cluster", None)
-        pool = props.pop("bearer.auth.identity.pool.id", None)
-        if cluster:
-            headers["target-sr-cluster"] = cluster
-        if pool:
-            headers["Confluent-Identity-Pool-Id"] = pool
-        if bearer_source == "STATIC_TOKEN" or (not bearer_source and token):
-            if not token:
-                raise ValueError("bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token")
-            options["bearer_token"] = token
-        elif bearer_source == "OAUTHBEARER":
-            if not issuer:
-                raise ValueError("bearer.auth.credentials.source=OAUTHBEARER needs bearer.auth.issuer.endpoint.url")
-            from ..client.net.oauth import ClientCredentialsTokenProvider
-
-            options["bearer_token"] = ClientCredentialsTokenProvider(issuer, client_id, client_secret, scope=scope)
-        elif bearer_source:
-            raise ValueError(f"bearer.auth.credentials.source={bearer_source!r} is not supported "
-                             "(STATIC_TOKEN or OAUTHBEARER)")
-        if headers:
-            options["headers"] = headers
-        ca = props.pop("ssl.ca.location", None) or props.pop("ssl.truststore.location", None)
-        if ca:
-            options["ca_file"] = ca
-        cert = props.pop("ssl.certificate.location", None)
-        if cert:
-            options["cert_file"] = cert
-            options["key_file"] = props.pop("ssl.key.location", None)
-            options["key_password"] = props.pop("ssl.key.password", None)
+        url = _basic_auth_properties(props, url, options)
+        _bearer_auth_properties(props, options)
+        _tls_properties(props, options)
         for name, option, conv in (("timeout", "timeout", float), ("request.timeout.ms", "timeout", _ms),
                                    ("cache.latest.ttl.sec", "latest_ttl", float),
                                    ("latest.cache.ttl.sec", "latest_ttl", float)):
@@ -532,3 +485,66 @@ def _error_body(raw: bytes) -> tuple[int | None, str]:
         message = body.get("message")
         return (code if _is_int(code) else None), (str(message)[:500] if message is not None else str(body)[:500])
     return None, str(body)[:500]
+
+
+def _basic_auth_properties(props: dict[str, str], url: str, options: dict[str, Any]) -> str:
+    """``basic.auth.*`` into ``options["basic_auth"]``; returns the URL without user info when it carried it."""
+    source = props.pop("basic.auth.credentials.source", "").upper()
+    user_info = props.pop("basic.auth.user.info", None)
+    if source == "URL" or (not source and "@" in urllib.parse.urlsplit(url.split(",")[0]).netloc):
+        parts = urllib.parse.urlsplit(url.split(",")[0])
+        if parts.username is None:
+            raise ValueError("basic.auth.credentials.source=URL but the URL has no user info")
+        options["basic_auth"] = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
+        return ",".join(_strip_userinfo(u) for u in url.split(","))
+    if source in ("USER_INFO", "") and user_info is not None:
+        options["basic_auth"] = user_info
+    elif source == "USER_INFO":
+        raise ValueError("basic.auth.credentials.source=USER_INFO needs basic.auth.user.info")
+    elif source and source not in ("USER_INFO", "URL"):
+        raise ValueError(f"basic.auth.credentials.source={source!r} is not supported (USER_INFO or URL)")
+    return url
+
+
+def _bearer_auth_properties(props: dict[str, str], options: dict[str, Any]) -> None:
+    """``bearer.auth.*`` into ``options["bearer_token"]`` and Confluent Cloud's ``options["headers"]``."""
+    bearer_source = props.pop("bearer.auth.credentials.source", "").upper()
+    token = props.pop("bearer.auth.token", None)
+    client_id = props.pop("bearer.auth.client.id", None)
+    client_secret = props.pop("bearer.auth.client.secret", None)
+    issuer = props.pop("bearer.auth.issuer.endpoint.url", None)
+    scope = props.pop("bearer.auth.scope", None)
+    headers: dict[str, str] = {}
+    cluster = props.pop("bearer.auth.logical.cluster", None)
+    pool = props.pop("bearer.auth.identity.pool.id", None)
+    if cluster:
+        headers["target-sr-cluster"] = cluster
+    if pool:
+        headers["Confluent-Identity-Pool-Id"] = pool
+    if bearer_source == "STATIC_TOKEN" or (not bearer_source and token):
+        if not token:
+            raise ValueError("bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token")
+        options["bearer_token"] = token
+    elif bearer_source == "OAUTHBEARER":
+        if not issuer:
+            raise ValueError("bearer.auth.credentials.source=OAUTHBEARER needs bearer.auth.issuer.endpoint.url")
+        from ..client.net.oauth import ClientCredentialsTokenProvider
+
+        options["bearer_token"] = ClientCredentialsTokenProvider(issuer, client_id, client_secret, scope=scope)
+    elif bearer_source:
+        raise ValueError(f"bearer.auth.credentials.source={bearer_source!r} is not supported "
+                         "(STATIC_TOKEN or OAUTHBEARER)")
+    if headers:
+        options["headers"] = headers
+
+
+def _tls_properties(props: dict[str, str], options: dict[str, Any]) -> None:
+    """``ssl.*`` (PEM files) into the ``ca_file``, ``cert_file``, ``key_file`` and ``key_password`` options."""
+    ca = props.pop("ssl.ca.location", None) or props.pop("ssl.truststore.location", None)
+    if ca:
+        options["ca_file"] = ca
+    cert = props.pop("ssl.certificate.location", None)
+    if cert:
+        options["cert_file"] = cert
+        options["key_file"] = props.pop("ssl.key.location", None)
+        options["key_password"] = props.pop("ssl.key.password", None)
