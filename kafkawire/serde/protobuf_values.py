@@ -256,6 +256,105 @@ def _indexes(raw: bytes) -> tuple[list[int], int]:
     return [varint() for _ in range(count)], pos
 
 
+class _WriterSchemas:
+    """Writer schemas by id, fetched once; an id the registry does not know (or cannot be parsed) is
+    remembered with its reason, which every value carrying it raises as a ValueError."""
+
+    def __init__(self, registry: SchemaRegistry) -> None:
+        self.registry = registry
+        self._by_id: dict[int, _Schema | str] = {}
+
+    def get(self, sid: int) -> _Schema:
+        got = self._by_id.get(sid)
+        if got is None:
+            try:
+                got = _Schema(self.registry, self.registry.get_schema(sid))
+            except SchemaRegistryError as e:
+                if not e.not_found:
+                    raise
+                got = f"unknown schema id {sid} (not in the registry)"
+            except ProtobufSchemaError as e:
+                got = str(e)
+            self._by_id[sid] = got
+        if isinstance(got, str):
+            raise ValueError(got)
+        return got
+
+
+def _reader_message(writers: _WriterSchemas, raws: list[Any], subject: str | None, message: str | None) -> Any:
+    """The reader message: ``message`` of ``subject``'s latest schema (else of the highest writer id among the
+    values); without ``message``, the one the first value's indexes name."""
+
+    def pick(schema: _Schema) -> Any:
+        if message is not None:
+            return schema.named(message)[0]
+        for raw in raws:
+            if raw is not None and len(raw) >= 5 and raw[0] == 0:
+                try:
+                    return schema.message(_indexes(raw)[0])
+                except ValueError:
+                    continue
+        return schema.only()[0]
+
+    if subject is not None:
+        return pick(_Schema(writers.registry, writers.registry.get_latest(subject)))
+    ids = sorted({int.from_bytes(r[1:5], "big", signed=True) for r in raws
+                  if r is not None and len(r) >= 5 and r[0] == 0}, reverse=True)
+    for sid in ids:
+        try:
+            return pick(writers.get(sid))
+        except ValueError:
+            continue
+    raise ValueError("no value carries a schema id the registry knows: give subject=")
+
+
+def _parse_rows(raws: list[Any], writers: _WriterSchemas, permissive: bool) -> tuple[list[Any], dict[int, str]]:
+    """Each value parsed with its own writer schema and message indexes, as a dict (None: a null value or, with
+    its reason in the errors, a bad one; FAILFAST stops at the first)."""
+    from google.protobuf.message import DecodeError
+
+    rows: list[Any] = []
+    errors: dict[int, str] = {}
+    for row, raw in enumerate(raws):
+        if raw is None:
+            rows.append(None)
+            continue
+        try:
+            if len(raw) < 5:
+                raise ValueError(f"value of {len(raw)} bytes is shorter than the 5-byte Confluent header")
+            if raw[0] != 0:
+                raise ValueError(f"bad magic byte {raw[0]} (the Confluent wire format starts with 0)")
+            schema = writers.get(int.from_bytes(raw[1:5], "big", signed=True))
+            indexes, start = _indexes(raw)
+            msg = schema.message_class(schema.message(indexes)).FromString(raw[start:])
+            rows.append(_row(msg))
+        except (ValueError, DecodeError, RecursionError) as e:
+            errors[row] = str(e) or type(e).__name__
+            rows.append(None)
+            if not permissive:
+                break
+    return rows, errors
+
+
+def _rows_to_arrow(pa: Any, rows: list[Any], typ: Any, reader: Any, errors: dict[int, str]) -> Any:
+    """The rows as one Arrow array of the reader's type; a row whose writer fields do not fit it becomes null
+    with its reason added to ``errors``."""
+    try:
+        return pa.array(rows, typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        pass
+    # a writer message whose fields do not fit the reader's types: find the rows
+    array_rows = []
+    for row, r in enumerate(rows):
+        try:
+            pa.array([r], typ)
+            array_rows.append(r)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as e:
+            errors[row] = f"does not fit the reader message {reader.full_name}: {e}"
+            array_rows.append(None)
+    return pa.array(array_rows, typ)
+
+
 def decode_protobuf(values: Any, registry: Any, *, subject: str | None = None, message: str | None = None,
                     mode: str = "FAILFAST", offsets: Any = None, partition: int | None = None) -> Any:
     """Decode Confluent-framed Protobuf ``values`` into a ``pyarrow.StructArray``.
@@ -273,95 +372,17 @@ def decode_protobuf(values: Any, registry: Any, *, subject: str | None = None, m
     reg = _registry(registry)
     if not isinstance(reg, SchemaRegistry):
         raise TypeError("decode_protobuf needs a SchemaRegistry (Protobuf schemas come with references)")
-    col = values_column(values)
-    raws = col.to_pylist()
-    schemas: dict[int, _Schema | str] = {}
-
-    def schema_of(sid: int) -> _Schema:
-        got = schemas.get(sid)
-        if got is None:
-            try:
-                got = _Schema(reg, reg.get_schema(sid))
-            except SchemaRegistryError as e:
-                if not e.not_found:
-                    raise
-                got = f"unknown schema id {sid} (not in the registry)"
-            except ProtobufSchemaError as e:
-                got = str(e)
-            schemas[sid] = got
-        if isinstance(got, str):
-            raise ValueError(got)
-        return got
-
-    def pick(schema: _Schema) -> Any:
-        if message is not None:
-            return schema.named(message)[0]
-        for raw in raws:
-            if raw is not None and len(raw) >= 5 and raw[0] == 0:
-                try:
-                    return schema.message(_indexes(raw)[0])
-                except ValueError:
-                    continue
-        return schema.only()[0]
-
-    if subject is not None:
-        reader = pick(_Schema(reg, reg.get_latest(subject)))
-    else:
-        ids = sorted({int.from_bytes(r[1:5], "big", signed=True) for r in raws
-                      if r is not None and len(r) >= 5 and r[0] == 0}, reverse=True)
-        reader = None
-        for sid in ids:
-            try:
-                reader = pick(schema_of(sid))
-                break
-            except ValueError:
-                continue
-        if reader is None:
-            raise ValueError("no value carries a schema id the registry knows: give subject=")
+    raws = values_column(values).to_pylist()
+    writers = _WriterSchemas(reg)
+    reader = _reader_message(writers, raws, subject, message)
     typ = _arrow_type(reader)
-    rows: list[Any] = []
-    errors: dict[int, str] = {}
-    from google.protobuf.message import DecodeError
-
-    for row, raw in enumerate(raws):
-        if raw is None:
-            rows.append(None)
-            continue
-        try:
-            if len(raw) < 5:
-                raise ValueError(f"value of {len(raw)} bytes is shorter than the 5-byte Confluent header")
-            if raw[0] != 0:
-                raise ValueError(f"bad magic byte {raw[0]} (the Confluent wire format starts with 0)")
-            schema = schema_of(int.from_bytes(raw[1:5], "big", signed=True))
-            indexes, start = _indexes(raw)
-            msg = schema.message_class(schema.message(indexes)).FromString(raw[start:])
-            rows.append(_row(msg))
-        except (ValueError, DecodeError, RecursionError) as e:
-            errors[row] = str(e) or type(e).__name__
-            rows.append(None)
-            if not permissive:
-                break
+    rows, errors = _parse_rows(raws, writers, permissive)
+    if not errors or permissive:
+        array = _rows_to_arrow(pa, rows, typ, reader, errors)
     if errors and not permissive:
         row = min(errors)
-        offset = int(offsets[row]) if offsets is not None else None
-        raise ProtobufDecodeError(row, errors[row], offset=offset, partition=partition)
-    try:
-        array = pa.array(rows, typ)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as e:
-        # a writer message whose fields do not fit the reader's types: find the row
-        array_rows = []
-        for row, r in enumerate(rows):
-            try:
-                pa.array([r], typ)
-                array_rows.append(r)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as e2:
-                errors[row] = f"does not fit the reader message {reader.full_name}: {e2}"
-                array_rows.append(None)
-        if errors and not permissive:
-            row = min(errors)
-            raise ProtobufDecodeError(row, errors[row], offset=int(offsets[row]) if offsets is not None else None,
-                                      partition=partition) from e
-        array = pa.array(array_rows, typ)
+        raise ProtobufDecodeError(row, errors[row], offset=int(offsets[row]) if offsets is not None else None,
+                                  partition=partition)
     if not permissive:
         return array
     err = pa.array([errors.get(i) for i in range(len(rows))], pa.string())
