@@ -55,12 +55,20 @@ def json_schema_to_arrow(schema: Any) -> Any:
             schema = json.loads(schema)
         except ValueError as e:
             raise JsonSchemaError(f"schema is not JSON: {e}") from None
-    root = schema
+    return _ArrowTypes(pa, schema).convert(schema, 0, ())
 
-    def resolve(ref: str) -> Any:
+
+class _ArrowTypes:
+    """JSON Schema -> Arrow types, within one root schema (for its local ``$ref``)."""
+
+    def __init__(self, pa: Any, root: Any) -> None:
+        self.pa = pa
+        self.root = root
+
+    def resolve(self, ref: str) -> Any:
         if not ref.startswith("#/"):
             raise JsonSchemaError(f"only local $ref are supported, not {ref!r}")
-        node = root
+        node = self.root
         for part in ref[2:].split("/"):
             part = part.replace("~1", "/").replace("~0", "~")
             if not isinstance(node, dict) or part not in node:
@@ -68,12 +76,12 @@ def json_schema_to_arrow(schema: Any) -> Any:
             node = node[part]
         return node
 
-    def conv(s: Any, depth: int, refs: tuple[str, ...]) -> tuple[Any, bool]:
-        """(Arrow type, nullable)"""
+    def convert(self, s: Any, depth: int, refs: tuple[str, ...]) -> Any:
+        """The Arrow type of schema ``s`` (every field nullable: JSON values may leave any out)."""
         if depth > _MAX_DEPTH:
             raise JsonSchemaError(f"schema nested deeper than {_MAX_DEPTH} levels")
         if s is True or s == {}:
-            return pa.string(), True  # anything: kept as its JSON text would need a per-value pass; text
+            return self.pa.string()  # anything: kept as its JSON text would need a per-value pass; text
         if not isinstance(s, dict):
             raise JsonSchemaError(f"a schema is an object, not {type(s).__name__}")
         if "$ref" in s:
@@ -82,7 +90,7 @@ def json_schema_to_arrow(schema: Any) -> Any:
                 raise JsonSchemaError("$ref must be a string")
             if ref in refs:
                 raise JsonSchemaError(f"recursive $ref {ref!r}: Arrow columns cannot hold it")
-            return conv(resolve(ref), depth + 1, refs + (ref,))
+            return self.convert(self.resolve(ref), depth + 1, refs + (ref,))
         for key in ("oneOf", "anyOf"):
             if key in s:
                 options = s[key]
@@ -91,10 +99,8 @@ def json_schema_to_arrow(schema: Any) -> Any:
                 nonnull = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
                 if len(nonnull) != 1:
                     raise JsonSchemaError(f"{key} of several non-null schemas has no single Arrow type")
-                t, _ = conv(nonnull[0], depth + 1, refs)
-                return t, True
+                return self.convert(nonnull[0], depth + 1, refs)
         t = s.get("type")
-        nullable = True
         if isinstance(t, list):
             kinds = [k for k in t if k != "null"]
             if len(kinds) != 1:
@@ -103,43 +109,36 @@ def json_schema_to_arrow(schema: Any) -> Any:
         if t is None and "properties" in s:
             t = "object"
         if t == "object":
-            props = s.get("properties")
-            if isinstance(props, dict) and props:
-                fields = []
-                for name, sub in props.items():
-                    ft, fn = conv(sub, depth + 1, refs)
-                    fields.append(pa.field(name, ft, nullable=True))
-                return pa.struct(fields), nullable
-            extra = s.get("additionalProperties")
-            if isinstance(extra, dict):
-                vt, _ = conv(extra, depth + 1, refs)
-                return pa.map_(pa.string(), vt), nullable
-            raise JsonSchemaError("an object schema needs properties (or additionalProperties with a schema)")
+            return self._object(s, depth, refs)
         if t == "array":
-            items = s.get("items", {})
-            it, _ = conv(items, depth + 1, refs)
-            return pa.list_(it), nullable
+            return self.pa.list_(self.convert(s.get("items", {}), depth + 1, refs))
+        return self._scalar(t, s)
+
+    def _object(self, s: dict[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
+        props = s.get("properties")
+        if isinstance(props, dict) and props:
+            return self.pa.struct([self.pa.field(name, self.convert(sub, depth + 1, refs), nullable=True)
+                                   for name, sub in props.items()])
+        extra = s.get("additionalProperties")
+        if isinstance(extra, dict):
+            return self.pa.map_(self.pa.string(), self.convert(extra, depth + 1, refs))
+        raise JsonSchemaError("an object schema needs properties (or additionalProperties with a schema)")
+
+    def _scalar(self, t: Any, s: dict[str, Any]) -> Any:
+        pa = self.pa
         if t == "string":
             fmt = s.get("format")
             if fmt == "date-time":
-                return pa.timestamp("us", "UTC"), nullable
+                return pa.timestamp("us", "UTC")
             if fmt == "date":
-                return pa.date32(), nullable
-            return pa.string(), nullable
-        if t == "integer":
-            return pa.int64(), nullable
-        if t == "number":
-            return pa.float64(), nullable
-        if t == "boolean":
-            return pa.bool_(), nullable
-        if t == "null":
-            return pa.null(), True
+                return pa.date32()
+            return pa.string()
+        scalars = {"integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_(), "null": pa.null()}
+        if isinstance(t, str) and t in scalars:
+            return scalars[t]
         if "enum" in s and all(isinstance(x, str) for x in s["enum"]):
-            return pa.string(), nullable
+            return pa.string()
         raise JsonSchemaError(f"no Arrow type for JSON Schema type {t!r}")
-
-    typ, _ = conv(schema, 0, ())
-    return typ
 
 
 def _bodies(col: BinaryColumn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
