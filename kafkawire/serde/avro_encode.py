@@ -13,7 +13,7 @@ import datetime
 import decimal
 import struct
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .avro_schema import AvroSchemaError, Schema
@@ -93,96 +93,125 @@ def encode_value(out: bytearray, s: Schema, value: Any, depth: int = 0) -> None:
     """Append the Avro binary encoding of ``value`` under schema ``s``."""
     if depth > 200:
         raise AvroSchemaError("value nested deeper than 200 levels")
-    t = s.type
-    if t == "union":
-        i = _pick_branch(s, value)
-        write_long(out, i)
-        encode_value(out, s.branches[i], value, depth + 1)
-    elif t == "null":
-        if value is not None:
-            raise TypeError(f"null schema given {type(value).__name__}")
-    elif t == "boolean":
-        if not isinstance(value, bool):
-            raise TypeError(f"boolean schema given {type(value).__name__}")
-        out.append(1 if value else 0)
-    elif t == "int":
-        n = _int_like(value, s)
-        if not -(1 << 31) <= n < (1 << 31):
-            raise OverflowError(f"{n} does not fit an Avro int")
-        write_long(out, n)
-    elif t == "long":
-        write_long(out, _int_like(value, s))
-    elif t == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"float schema given {type(value).__name__}")
-        out += _PACK_F(value)
-    elif t == "double":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"double schema given {type(value).__name__}")
-        out += _PACK_D(value)
-    elif t == "string":
-        if isinstance(value, uuid.UUID):
-            value = str(value)
-        if not isinstance(value, str):
-            raise TypeError(f"string schema given {type(value).__name__}")
-        _write_bytes(out, value.encode("utf-8"))
-    elif t == "bytes":
-        if s.logical == "decimal" and not isinstance(value, (bytes, bytearray)):
-            _write_bytes(out, _decimal_bytes(value, s, None))
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            _write_bytes(out, bytes(value))
-        else:
-            raise TypeError(f"bytes schema given {type(value).__name__}")
-    elif t == "fixed":
-        if s.logical == "decimal" and not isinstance(value, (bytes, bytearray)):
-            out += _decimal_bytes(value, s, s.size)
-            return
-        if s.logical == "duration" and not isinstance(value, (bytes, bytearray)):
-            months, days, nanos = value
-            out += struct.pack("<III", months, days, nanos // 1_000_000)
-            return
-        if not isinstance(value, (bytes, bytearray)) or len(value) != s.size:
-            raise TypeError(f"fixed {s.name} needs {s.size} bytes")
+    _WRITERS.get(s.type, _write_record)(out, s, value, depth)
+
+
+def _write_union(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    i = _pick_branch(s, value)
+    write_long(out, i)
+    encode_value(out, s.branches[i], value, depth + 1)
+
+
+def _write_null(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if value is not None:
+        raise TypeError(f"null schema given {type(value).__name__}")
+
+
+def _write_boolean(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"boolean schema given {type(value).__name__}")
+    out.append(1 if value else 0)
+
+
+def _write_int(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    n = _int_like(value, s)
+    if not -(1 << 31) <= n < (1 << 31):
+        raise OverflowError(f"{n} does not fit an Avro int")
+    write_long(out, n)
+
+
+def _write_long(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    write_long(out, _int_like(value, s))
+
+
+def _write_float(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{s.type} schema given {type(value).__name__}")
+    out += _PACK_F(value) if s.type == "float" else _PACK_D(value)
+
+
+def _write_string(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if isinstance(value, uuid.UUID):
+        value = str(value)
+    if not isinstance(value, str):
+        raise TypeError(f"string schema given {type(value).__name__}")
+    _write_bytes(out, value.encode("utf-8"))
+
+
+def _write_bytes_value(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if s.logical == "decimal" and not isinstance(value, (bytes, bytearray)):
+        _write_bytes(out, _decimal_bytes(value, s, None))
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        _write_bytes(out, bytes(value))
+    else:
+        raise TypeError(f"bytes schema given {type(value).__name__}")
+
+
+def _write_fixed(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if s.logical == "decimal" and not isinstance(value, (bytes, bytearray)):
+        out += _decimal_bytes(value, s, s.size)
+    elif s.logical == "duration" and not isinstance(value, (bytes, bytearray)):
+        months, days, nanos = value
+        out += struct.pack("<III", months, days, nanos // 1_000_000)
+    elif not isinstance(value, (bytes, bytearray)) or len(value) != s.size:
+        raise TypeError(f"fixed {s.name} needs {s.size} bytes")
+    else:
         out += value
-    elif t == "enum":
+
+
+def _write_enum(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    try:
+        write_long(out, s.symbols.index(value))
+    except ValueError:
+        raise ValueError(f"{value!r:.80} is not a symbol of enum {s.name}") from None
+
+
+def _write_array(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"array schema given {type(value).__name__}")
+    if value:
+        write_long(out, len(value))
+        for item in value:
+            encode_value(out, s.items, item, depth + 1)  # type: ignore[arg-type]
+    out.append(0)
+
+
+def _write_map(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    items = list(value.items() if isinstance(value, Mapping) else value)
+    if items:
+        write_long(out, len(items))
+        for k, v in items:
+            if not isinstance(k, str):
+                raise TypeError(f"map keys are strings, not {type(k).__name__}")
+            _write_bytes(out, k.encode("utf-8"))
+            encode_value(out, s.values, v, depth + 1)  # type: ignore[arg-type]
+    out.append(0)
+
+
+def _write_record(out: bytearray, s: Schema, value: Any, depth: int) -> None:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"record {s.name} given {type(value).__name__}")
+    for f in s.fields:
+        if f.name in value:
+            v = value[f.name]
+        elif f.has_default:
+            out += encode_default(f.type, f.default)
+            continue
+        else:
+            raise ValueError(f"record {s.name} value has no field {f.name!r}")
         try:
-            write_long(out, s.symbols.index(value))
-        except ValueError:
-            raise ValueError(f"{value!r:.80} is not a symbol of enum {s.name}") from None
-    elif t == "array":
-        if not isinstance(value, (list, tuple)):
-            raise TypeError(f"array schema given {type(value).__name__}")
-        if value:
-            write_long(out, len(value))
-            for item in value:
-                encode_value(out, s.items, item, depth + 1)  # type: ignore[arg-type]
-        out.append(0)
-    elif t == "map":
-        items = value.items() if isinstance(value, Mapping) else value
-        items = list(items)
-        if items:
-            write_long(out, len(items))
-            for k, v in items:
-                if not isinstance(k, str):
-                    raise TypeError(f"map keys are strings, not {type(k).__name__}")
-                _write_bytes(out, k.encode("utf-8"))
-                encode_value(out, s.values, v, depth + 1)  # type: ignore[arg-type]
-        out.append(0)
-    else:  # record
-        if not isinstance(value, Mapping):
-            raise TypeError(f"record {s.name} given {type(value).__name__}")
-        for f in s.fields:
-            if f.name in value:
-                v = value[f.name]
-            elif f.has_default:
-                out += encode_default(f.type, f.default)
-                continue
-            else:
-                raise ValueError(f"record {s.name} value has no field {f.name!r}")
-            try:
-                encode_value(out, f.type, v, depth + 1)
-            except (TypeError, ValueError, OverflowError) as e:
-                raise type(e)(f"{s.name}.{f.name}: {e}") from None
+            encode_value(out, f.type, v, depth + 1)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise type(e)(f"{s.name}.{f.name}: {e}") from None
+
+
+#: The writer of each Avro type (a record is the default).
+_WRITERS: dict[str, Callable[[bytearray, Schema, Any, int], None]] = {
+    "union": _write_union, "null": _write_null, "boolean": _write_boolean, "int": _write_int,
+    "long": _write_long, "float": _write_float, "double": _write_float, "string": _write_string,
+    "bytes": _write_bytes_value, "fixed": _write_fixed, "enum": _write_enum, "array": _write_array,
+    "map": _write_map,
+}
 
 
 def _fits(s: Schema, value: Any) -> bool:
