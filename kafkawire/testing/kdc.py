@@ -34,6 +34,8 @@ _TOOLS = {"krb5kdc": "krb5-kdc", "kdb5_util": "krb5-kdc", "kadmin.local": "krb5-
 # A principal or realm goes into kadmin.local's command line and the config files: keep to plain names.
 _NAME = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?")
 _REALM = re.compile(r"[A-Z0-9.-]+")
+# How kadmin.local reports a failed query (it still exits 0): "<function>: <message> while <doing> ...".
+_KADMIN_ERROR = re.compile(r"^[a-z_]+: .+ while ", re.MULTILINE)
 
 
 class KerberosKdcError(BrokerStartError):
@@ -166,20 +168,38 @@ class KerberosKdc(SubprocessBroker):
         self._created = True
 
     # principals ------------------------------------------------------------------------------------
-    def kadmin(self, query: str) -> str:
-        """Run one ``kadmin.local`` query on this realm's database and return its output."""
-        return self._run(_tool("kadmin.local"), "-r", self.realm, "-q", query, what=f"kadmin.local {query!r}")
+    def kadmin(self, query: str, *, check: bool = True) -> str:
+        """Run one ``kadmin.local`` query on this realm's database and return its output.
+
+        kadmin.local exits 0 when the query fails; its error line (``add_principal: Principal or policy
+        already exists while creating ...``) is what says so: with ``check``, such a line raises.
+        """
+        out = self._run(_tool("kadmin.local"), "-r", self.realm, "-q", query, what=f"kadmin.local {query!r}")
+        failed = [line for line in out.splitlines() if _KADMIN_ERROR.match(line)]
+        if check and failed:
+            raise KerberosKdcError(f"kadmin.local {query!r} failed: {' '.join(failed)}")
+        return out
+
+    def has_principal(self, name: str) -> bool:
+        """Whether the realm's database holds ``name``."""
+        return not _KADMIN_ERROR.search(self.kadmin(f"getprinc {self.principal(name)}", check=False))
 
     def add_principal(self, name: str, *, password: str | None = None, keytab: bool | str | Path = True) -> str:
         """Create ``name`` (``user`` or ``service/host``) in the realm and return ``name@REALM``.
 
         With ``password`` it gets that password; otherwise a random key, exported to a keytab (``keytab``:
-        ``True`` for a file in this KDC's directory, or a path) that :meth:`keytab` returns.
+        ``True`` for a file in this KDC's directory, or a path) that :meth:`keytab` returns. A principal
+        that exists already (two brokers on one host share ``kafka/localhost``) keeps its key: the new keytab
+        gets a copy, and earlier keytabs stay valid.
         """
         if not _NAME.fullmatch(name.split("@")[0]):
             raise ValueError(f"principal {name!r}: use letters, digits, '.', '_', '-' and one '/'")
         principal = self.principal(name)
-        if password is not None:
+        existed = self.has_principal(principal)
+        if existed:
+            if password is not None:
+                raise KerberosKdcError(f"{principal} exists already")
+        elif password is not None:
             if any(c in password for c in "\"'\n\\"):
                 raise ValueError("the password cannot carry quotes, backslashes or new lines")
             self.kadmin(f'addprinc -pw "{password}" {principal}')
@@ -188,8 +208,9 @@ class KerberosKdc(SubprocessBroker):
         if keytab is not False and password is None:
             path = (self.log_dir / (re.sub(r"[^A-Za-z0-9.-]", "_", name.split("@")[0]) + ".keytab")
                     if keytab is True else Path(keytab))
-            # ktadd gives the principal a fresh random key and writes it: the keytab is its only copy.
-            self.kadmin(f"ktadd -k {path} {principal}")
+            # ktadd gives the principal a fresh random key and writes it: the keytab is its only copy. For a
+            # principal that has a keytab already, -norandkey exports the key it has.
+            self.kadmin(f"ktadd -k {path} {'-norandkey ' if existed else ''}{principal}")
             self._keytabs[principal] = path
         return principal
 

@@ -208,6 +208,31 @@ def test_one_client_properties_file_serves_the_java_client_and_kafkawire(broker,
     assert res.stdout.split() == [*lines, "from-kafkawire"]
 
 
+def test_a_broker_that_ends_sessions_kip368(broker, topic_name):
+    # Kerberos clusters often set connections.max.reauth.ms (KIP-368): the broker closes a connection whose
+    # session ended instead of answering on it. kafkawire re-authenticates on a new connection (the Java
+    # client re-authenticates in place): a producer and a reader going on for several sessions lose and
+    # duplicate nothing. The second broker shares the first one's KDC (and its kafka/localhost key).
+    topic = topic_name()
+    with start_broker("kafka", sasl_mechanisms=("GSSAPI",), kdc=broker.kdc,
+                      config={"connections.max.reauth.ms": "3000"}) as other:
+        assert not other._owns_kdc and other.kdc is broker.kdc
+        config = props(broker, **{"bootstrap.servers": other.bootstrap_for("SASL_PLAINTEXT")})
+        sent = [f"session-{i}".encode() for i in range(8)]
+        with Client.from_properties(config) as client:
+            client.create_topics([topic])
+            for value in sent:
+                client.produce(topic, [value], partition=0)
+                time.sleep(1.0)  # 8 s: past two session ends
+            assert [r.value for r in client.fetch(topic, 0, 0).to_records()] == sent
+            # The sessions did end: the client authenticated again (a SaslHandshake per authentication).
+            handshakes = client.metrics()["apis"]["SaslHandshake"]["requests"]
+            assert handshakes >= 3, client.metrics()["apis"]
+        # The first broker still takes its keytab: sharing the principal did not change its key.
+        with Client.from_properties(props(broker)) as client:
+            assert client.metadata().brokers
+
+
 # ---------------------------------------------------------------------------------------------- errors
 def _fails(config: dict[str, str]) -> str:
     started = time.monotonic()
