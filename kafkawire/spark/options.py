@@ -334,9 +334,8 @@ def _validate_general(opts: Mapping[str, str]) -> None:
     if max_records is not None and max_records <= 0:
         raise InvalidOptionError("maxrecordsperpartition must be positive")
 
-    if "kafka.group.id" in opts:
-        # kafkawire reads by offset and never joins a group, so a group id does no harm; Spark only warns.
-        log.warning("Kafka option 'kafka.group.id' is ignored by the kafkawire source (it never joins a group)")
+    # kafka.group.id: kafkawire reads by offset and never joins a group; a streaming query commits its
+    # finished micro-batches' end offsets to that group for lag monitors (spark/group_commits.py).
     if "kafka.auto.offset.reset" in opts:
         raise InvalidOptionError(_AUTO_OFFSET_RESET_MESSAGE)
     if "kafka.key.deserializer" in opts:

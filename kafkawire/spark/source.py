@@ -44,6 +44,7 @@ from pyspark.sql.types import (
 from . import codec_report
 from .arrow import ArrowBuilder, check_write_schema
 from .errors import InvalidOptionError, KafkaDataLossError, driver_errors, tp_str, user_errors
+from .group_commits import ProgressCommits
 from .kafka_access import KafkaAccess, api_timeout_ms, check_kafka_params
 from .options import (
     SinkOptions,
@@ -197,8 +198,9 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
     """``spark.readStream.format("kafkawire")``.
 
     Offsets are ``{topic: {"partition": next offset}}`` and live in Spark's checkpoint; a restarted query
-    gets its last committed end offset back as ``start`` and continues right after it. Nothing is
-    committed to Kafka (like Spark's own source, which uses no consumer group offsets).
+    gets its last committed end offset back as ``start`` and continues right after it. Nothing is read
+    from Kafka's consumer groups; with ``kafka.group.id`` each finished micro-batch's end offsets are
+    committed to that group for lag monitors (:mod:`.group_commits`), never read back.
     """
 
     def __init__(self, opts: SourceOptions) -> None:
@@ -207,6 +209,7 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow end
         self._last_trigger = time.monotonic()
         self._codec_reported = False
+        self._progress = ProgressCommits(opts.kafka_params.get("group.id"))  # kafka.group.id (SPARK-27549)
 
     # --- offsets (driver)
 
@@ -238,6 +241,9 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         return self.access.latest_offsets(tps)
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        # Spark asks only once the micro-batch ending at ``start`` is committed: that is the query's position
+        # for kafka.group.id (commit() comes a batch later, and never for an availableNow run's last batch).
+        self._progress.commit(self.access, start, api_timeout_ms(self.opts.kafka_params))
         with self._driver("the latest offsets"):
             return self._latest_offset(start, limit)
 
@@ -299,7 +305,10 @@ class KafkaStreamReader(_Lazy, DataSourceStreamReader, SupportsTriggerAvailableN
         return _read(self.opts, partition, self.values)
 
     def commit(self, end: dict[str, Any]) -> None:
-        """Nothing to do: the checkpoint is the source of truth (Spark calls this one batch late)."""
+        """Spark committed the micro-batch ending at ``end``. With ``kafka.group.id`` its end offsets are
+        committed to that group so Kafka's tools show the query's lag (:mod:`.group_commits`; monitoring
+        only, the checkpoint stays the source of truth)."""
+        self._progress.commit(self.access, end, api_timeout_ms(self.opts.kafka_params))
 
     def stop(self) -> None:
         self._close()
