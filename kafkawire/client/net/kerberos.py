@@ -187,7 +187,8 @@ class KerberosLogin:
         return f"{who} from ticket cache {self.ticket_cache or os.environ.get('KRB5CCNAME') or '(default)'}"
 
     def credentials(self) -> Any:
-        """The initiator credentials (``gssapi.Credentials``), acquired once; refreshed by the library."""
+        """The initiator credentials (``gssapi.Credentials``): acquired on first use, and again once their
+        tickets have less than 30 s left."""
         gssapi = _gssapi()
         with self._lock:
             if self._credentials is not None and self._lifetime(self._credentials) > _RENEW_MARGIN_S:
