@@ -10,7 +10,15 @@ import pytest
 
 from kafkawire.bench import report as rep
 from kafkawire.bench.trial import Trial
-from kafkawire.bench.tune import Dimension, TuneReport, _apply_overrides, _descend, _split_overrides, score
+from kafkawire.bench.tune import (
+    Dimension,
+    TuneReport,
+    _apply_overrides,
+    _descend,
+    _median_trial,
+    _split_overrides,
+    score,
+)
 
 
 def _trial(role: str, settings: dict[str, str], varied: str, rate: float, p99: float = 10.0) -> Trial:
@@ -113,3 +121,10 @@ def test_json_and_svg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import xml.dom.minidom
 
     xml.dom.minidom.parseString(svg)  # well-formed
+
+
+def test_median_of_repeated_runs() -> None:
+    runs = [_trial("producer", {}, "", r) for r in (300, 100, 200)]
+    assert _median_trial(runs).records_per_s == 200
+    bad = Trial("producer", {}, "", 0, 0, 0, 0, error="x")
+    assert _median_trial([runs[0], bad, runs[1]]) is bad

@@ -228,6 +228,7 @@ def tune(
     topic: str | None = None,
     allow_existing: bool = False,
     replication_factor: int = -1,
+    repeat: int = 1,
     progress: Callable[[int, int, Trial], None] | None = None,
 ) -> TuneReport:
     """Sweep producer and consumer settings on the cluster at ``bootstrap`` and return the
@@ -240,8 +241,9 @@ def tune(
     :class:`~kafkawire.client.Client` keyword arguments (security; see
     :func:`kafkawire.client.config.client_kwargs_from_properties`). ``topic``: run every trial on this
     topic (created when missing, deleted afterwards only then); an existing one only with
-    ``allow_existing``, and the partition count is then the topic's. ``progress(done, total, trial)`` is
-    called after each trial. Every topic the sweep created is deleted before it returns or raises.
+    ``allow_existing``, and the partition count is then the topic's. ``repeat``: runs per trial, the one
+    with the median records/s kept (a loaded machine's single runs vary up to 2x). ``progress(done, total,
+    trial)`` is called after each trial. Every topic the sweep created is deleted before it returns or raises.
     """
     from ..client import Client
     from . import workloads
@@ -253,8 +255,8 @@ def tune(
         raise ValueError(f"roles must be 'producer' and/or 'consumer', not {list(roles)!r}")
     n_produce = int(records or (20_000 if quick else 200_000))
     n_consume = int(consumer_records or (50_000 if quick else 500_000))
-    if n_produce < 1 or n_consume < 1 or record_size < 0:
-        raise ValueError("records and consumer_records must be >= 1, record_size >= 0")
+    if n_produce < 1 or n_consume < 1 or record_size < 0 or repeat < 1:
+        raise ValueError("records, consumer_records and repeat must be >= 1, record_size >= 0")
     options = {"client_id": "kafkawire-tune", **dict(client_options or {})}
     plan = _plan(quick, roles, overrides or {})
     report = TuneReport(goal, bootstrap, record_size)
@@ -272,12 +274,15 @@ def tune(
                 def run(settings: dict[str, str], varied: str, role: str = role) -> Trial:
                     nonlocal done
                     t = topics.get(role, int(settings.get("partitions", "1")))
-                    if role == "producer":
-                        trial = workloads.produce_trial(bootstrap, options, t, settings, varied, n_produce, record_size,
-                                                        max_seconds=8.0 if quick else 20.0)
-                    else:
-                        trial = workloads.consume_trial(bootstrap, options, admin, t, settings, varied, n_consume,
-                                                        record_size, topics.filled)
+                    runs = []
+                    for _ in range(repeat):
+                        if role == "producer":
+                            runs.append(workloads.produce_trial(bootstrap, options, t, settings, varied, n_produce,
+                                                                record_size, max_seconds=8.0 if quick else 20.0))
+                        else:
+                            runs.append(workloads.consume_trial(bootstrap, options, admin, t, settings, varied,
+                                                                n_consume, record_size, topics.filled))
+                    trial = _median_trial(runs)
                     report.trials.append(trial)
                     done += 1
                     if progress is not None:
@@ -290,6 +295,14 @@ def tune(
             report.topics_deleted = topics.cleanup()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _median_trial(runs: Sequence[Trial]) -> Trial:
+    """The run with the median records/s (a failed run, if any: the setting is not reliable)."""
+    failed = [t for t in runs if t.error]
+    if failed:
+        return failed[0]
+    return sorted(runs, key=lambda t: t.records_per_s)[len(runs) // 2]
 
 
 def _plan(quick: bool, roles: Sequence[str], overrides: Mapping[str, Sequence[str]]) -> dict[str, list[Dimension]]:

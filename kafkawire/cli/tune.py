@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--consumer-records", type=int,
                         help="records per consumer trial (default 500000; quick 50000)")
     parser.add_argument("--record-size", type=int, default=100, help="value bytes per record (default: 100)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs per trial, the median kept (default: 1; 3 on a busy machine, 3x the time)")
     parser.add_argument("--sweep", action="append", default=[], metavar="PROPERTY=V1,V2,...",
                         help="values to try for a setting instead of the default ones, e.g. --sweep linger.ms=0,10 "
                         "(Java property names; partitions, or producer:partitions / consumer:partitions)")
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.allow_existing and not args.topic:
         raise CliError("--allow-existing needs --topic")
-    for opt in ("records", "consumer_records"):
+    for opt in ("records", "consumer_records", "repeat"):
         if getattr(args, opt) is not None and getattr(args, opt) < 1:
             raise CliError(f"--{opt.replace('_', '-')} must be >= 1")
     timeout_ms = max(1.0, float(args.timeout)) * 1000
@@ -103,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             bootstrap, goal=args.goal, quick=args.quick, records=args.records, consumer_records=args.consumer_records,
             record_size=args.record_size, roles=(args.only,) if args.only else ("producer", "consumer"),
             overrides=_sweeps(args.sweep), client_options=options, topic=args.topic,
-            allow_existing=args.allow_existing, replication_factor=args.replication_factor, progress=Progress(),
+            allow_existing=args.allow_existing, replication_factor=args.replication_factor, repeat=args.repeat,
+            progress=Progress(),
         )
     except ValueError as e:
         raise CliError(str(e)) from None

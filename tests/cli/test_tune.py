@@ -99,7 +99,8 @@ def test_tune_interrupted_deletes_its_topics(kafka_broker: Broker) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        tune(kafka_broker.bootstrap, quick=True, records=2_000, consumer_records=2_000, progress=progress)
+        tune(kafka_broker.bootstrap, quick=True, records=2_000, consumer_records=2_000, repeat=2,
+             progress=progress)
     assert len(seen) == 2 and all(t.error is None for t in seen)
     assert not _tune_topics(kafka_broker.bootstrap)
 
