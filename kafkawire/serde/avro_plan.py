@@ -266,34 +266,11 @@ class _Compiler:
 
     # -- reading a writer value into a reader column
     def resolve(self, w: Schema, r: Schema, col: int) -> int:
-        cols = self.plan.columns
+        """The program node reading a value written as ``w`` into column ``col`` of reader type ``r``."""
         if w.type == "union":
-            n = self.node(OP_UNION)
-            kids = []
-            for b in w.branches:
-                try:
-                    kids.append(self.resolve(b, r, col))
-                except AvroSchemaError as e:
-                    # A branch the reader cannot take is an error only for the values that use it.
-                    kids.append(self.error(f"writer union branch {b.name or b.type} cannot be read: {e}"))
-            self.set_kids(n, kids)
-            return n
+            return self._writer_union(w, r, col)
         if r.type == "union":
-            c = cols[col]
-            branch = next((i for i, b in enumerate(r.branches) if _matches(w, b, exact=True)), None)
-            if branch is None:
-                branch = next((i for i, b in enumerate(r.branches) if _matches(w, b, exact=False)), None)
-            if branch is None:
-                raise AvroSchemaError(f"writer type {w.name or w.type} matches no branch of the reader union")
-            rb = r.branches[branch]
-            if c.kind == K_UNION:
-                n = self.node(OP_BRANCH, col, a0=branch)
-                self.set_kids(n, [self.resolve(w, rb, c.children[branch])])
-                return n
-            # a nullable T (or a one-branch union): the column is T's own, null marks the null branch
-            if rb.type == "null":
-                return self.node(OP_NULL, col)
-            return self.resolve(w, rb, col)
+            return self._reader_union(w, r, col)
         t, rt = w.type, r.type
         if t == "null":
             if rt != "null":
@@ -301,6 +278,45 @@ class _Compiler:
             return self.node(OP_NULL, col)
         if t in _PROMOTE and rt not in _PROMOTE[t]:
             raise AvroSchemaError(f"writer {t} cannot be read as {r.name or rt}")
+        if t == "array" or t == "map":
+            return self._container(w, r, col)
+        if t == "record":
+            return self._record(w, r, col)
+        return self._leaf(w, r, col)
+
+    def _writer_union(self, w: Schema, r: Schema, col: int) -> int:
+        n = self.node(OP_UNION)
+        kids = []
+        for b in w.branches:
+            try:
+                kids.append(self.resolve(b, r, col))
+            except AvroSchemaError as e:
+                # A branch the reader cannot take is an error only for the values that use it.
+                kids.append(self.error(f"writer union branch {b.name or b.type} cannot be read: {e}"))
+        self.set_kids(n, kids)
+        return n
+
+    def _reader_union(self, w: Schema, r: Schema, col: int) -> int:
+        c = self.plan.columns[col]
+        branch = next((i for i, b in enumerate(r.branches) if _matches(w, b, exact=True)), None)
+        if branch is None:
+            branch = next((i for i, b in enumerate(r.branches) if _matches(w, b, exact=False)), None)
+        if branch is None:
+            raise AvroSchemaError(f"writer type {w.name or w.type} matches no branch of the reader union")
+        rb = r.branches[branch]
+        if c.kind == K_UNION:
+            n = self.node(OP_BRANCH, col, a0=branch)
+            self.set_kids(n, [self.resolve(w, rb, c.children[branch])])
+            return n
+        # a nullable T (or a one-branch union): the column is T's own, null marks the null branch
+        if rb.type == "null":
+            return self.node(OP_NULL, col)
+        return self.resolve(w, rb, col)
+
+    def _leaf(self, w: Schema, r: Schema, col: int) -> int:
+        """A value of one of the primitive types, a fixed or an enum (after the promotion check)."""
+        cols = self.plan.columns
+        t, rt = w.type, r.type
         if t == "boolean":
             return self.node(OP_BOOL, col)
         if t in ("int", "long", "float", "double"):
@@ -309,8 +325,7 @@ class _Compiler:
             return self.node(op, col, a0=target)
         if t in ("bytes", "string"):
             if r.logical == "decimal":
-                if w.logical == "decimal" and w.scale != r.scale:
-                    raise AvroSchemaError(f"decimal scale {w.scale} cannot be read as scale {r.scale}")
+                _check_scale(w, r)
                 return self.node(OP_DEC_BYTES, col, a0=cols[col].width, a2=r.precision,
                                  blob=_precision_limit(r.precision, cols[col].width))
             return self.node(OP_BYTES, col, a0=1 if rt == "string" else 0)
@@ -318,36 +333,40 @@ class _Compiler:
             if rt != "fixed" or not _match_name(w, r) or w.size != r.size:
                 raise AvroSchemaError(f"writer fixed {w.name} ({w.size} bytes) cannot be read as {r.name or rt}")
             if r.logical == "decimal":
-                if w.logical == "decimal" and w.scale != r.scale:
-                    raise AvroSchemaError(f"decimal scale {w.scale} cannot be read as scale {r.scale}")
+                _check_scale(w, r)
                 return self.node(OP_DEC_FIXED, col, a0=w.size, a1=cols[col].width, a2=r.precision,
                                  blob=_precision_limit(r.precision, cols[col].width))
             if r.logical == "duration":
                 return self.node(OP_DURATION, col)
             return self.node(OP_FIXED, col, a0=w.size)
-        if t == "enum":
-            if rt != "enum" or not _match_name(w, r):
-                raise AvroSchemaError(f"writer enum {w.name} cannot be read as {r.name or rt}")
-            default = r.symbols.index(r.enum_default) if r.enum_default is not None else -1
-            mapping = [r.symbols.index(s) if s in r.symbols else default for s in w.symbols]
-            return self.node(OP_ENUM, col, a0=len(w.symbols), blob=np.array(mapping, dtype=np.int32).tobytes())
-        if t == "array":
-            if rt != "array":
-                raise AvroSchemaError(f"writer array cannot be read as {r.name or rt}")
+        assert t == "enum", t
+        if rt != "enum" or not _match_name(w, r):
+            raise AvroSchemaError(f"writer enum {w.name} cannot be read as {r.name or rt}")
+        default = r.symbols.index(r.enum_default) if r.enum_default is not None else -1
+        mapping = [r.symbols.index(s) if s in r.symbols else default for s in w.symbols]
+        return self.node(OP_ENUM, col, a0=len(w.symbols), blob=np.array(mapping, dtype=np.int32).tobytes())
+
+    def _container(self, w: Schema, r: Schema, col: int) -> int:
+        """An array or a map: the block reader, with the items' (or values') program as its child."""
+        cols = self.plan.columns
+        if r.type != w.type:
+            raise AvroSchemaError(f"writer {w.type} cannot be read as {r.name or r.type}")
+        if w.type == "array":
             n = self.node(OP_ARRAY, col, a0=self.min_size(w.items))  # type: ignore[arg-type]
             self.set_kids(n, [self.resolve(w.items, r.items, cols[col].children[0])])  # type: ignore[arg-type]
             return n
-        if t == "map":
-            if rt != "map":
-                raise AvroSchemaError(f"writer map cannot be read as {r.name or rt}")
-            keys, values = cols[col].children
-            n = self.node(OP_MAP, col, a0=1 + self.min_size(w.values))  # type: ignore[arg-type]
-            self.set_kids(n, [self.node(OP_BYTES, keys, a0=1),
-                              self.resolve(w.values, r.values, values)])  # type: ignore[arg-type]
-            return n
-        assert t == "record"
-        if rt != "record" or not _match_name(w, r):
-            raise AvroSchemaError(f"writer record {w.name} cannot be read as {r.name or rt}")
+        keys, values = cols[col].children
+        n = self.node(OP_MAP, col, a0=1 + self.min_size(w.values))  # type: ignore[arg-type]
+        self.set_kids(n, [self.node(OP_BYTES, keys, a0=1),
+                          self.resolve(w.values, r.values, values)])  # type: ignore[arg-type]
+        return n
+
+    def _record(self, w: Schema, r: Schema, col: int) -> int:
+        """A record: the writer's fields in its order (skipped when the reader has no such field), then the
+        reader's fields the writer lacks, from their defaults."""
+        cols = self.plan.columns
+        if r.type != "record" or not _match_name(w, r):
+            raise AvroSchemaError(f"writer record {w.name} cannot be read as {r.name or r.type}")
         n = self.node(OP_RECORD, col)
         kids = []
         taken: set[str] = set()
@@ -361,29 +380,36 @@ class _Compiler:
             if found is None or r.fields[found].name in taken:
                 kids.append(self.skip(wf.type))
                 continue
-            i = found
-            rf = r.fields[i]
+            rf = r.fields[found]
             taken.add(rf.name)
             try:
-                kids.append(self.resolve(wf.type, rf.type, cols[col].children[i]))
+                kids.append(self.resolve(wf.type, rf.type, cols[col].children[found]))
             except AvroSchemaError as e:
                 raise AvroSchemaError(f"field {r.name}.{rf.name}: {e}") from None
         for i, rf in enumerate(r.fields):
-            if rf.name in taken:
-                continue
-            if not rf.has_default:
-                raise AvroSchemaError(f"reader field {r.name}.{rf.name} is not in the writer schema and has no default")
-            from .avro_encode import encode_default
-
-            try:
-                blob = encode_default(rf.type, rf.default)
-            except (AvroSchemaError, ValueError, TypeError, OverflowError) as e:
-                raise AvroSchemaError(f"default of {r.name}.{rf.name} does not match its type: {e}") from None
-            d = self.node(OP_DEFAULT, blob=blob)
-            self.set_kids(d, [self.resolve(rf.type, rf.type, cols[col].children[i])])
-            kids.append(d)
+            if rf.name not in taken:
+                kids.append(self._default(r, rf, cols[col].children[i]))
         self.set_kids(n, kids)
         return n
+
+    def _default(self, r: Schema, rf: Any, col: int) -> int:
+        """A reader field the writer lacks: its default, encoded once and read by its own program."""
+        if not rf.has_default:
+            raise AvroSchemaError(f"reader field {r.name}.{rf.name} is not in the writer schema and has no default")
+        from .avro_encode import encode_default
+
+        try:
+            blob = encode_default(rf.type, rf.default)
+        except (AvroSchemaError, ValueError, TypeError, OverflowError) as e:
+            raise AvroSchemaError(f"default of {r.name}.{rf.name} does not match its type: {e}") from None
+        d = self.node(OP_DEFAULT, blob=blob)
+        self.set_kids(d, [self.resolve(rf.type, rf.type, col)])
+        return d
+
+
+def _check_scale(w: Schema, r: Schema) -> None:
+    if w.logical == "decimal" and w.scale != r.scale:
+        raise AvroSchemaError(f"decimal scale {w.scale} cannot be read as scale {r.scale}")
 
 
 def new_plan(reader: Schema) -> Plan:
