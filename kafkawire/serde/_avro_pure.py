@@ -156,9 +156,9 @@ class _Decoder:
             raise _Fail("a column exceeds 2 GiB of data: decode fewer values at a time")
         col.offsets.append(len(col.data))
 
-    # -- the interpreter
-    def run(self, n: int, depth: int) -> None:
-        op, c, a0, a1, _a2, koff, kn, blob = self.nodes[n]
+    # -- the interpreter (as the compiled one: scalar ops in leaf(), structure in run())
+    def leaf(self, op: int, c: int, a0: int, a1: int, a2: int, blob: int) -> bool:
+        """Run a node that reads one scalar; False when ``op`` is not such a node."""
         if op == OP_NULL:
             if c >= 0:
                 self.append_null(c)
@@ -227,8 +227,8 @@ class _Decoder:
                 v = int.from_bytes(raw, "big", signed=True)
                 if not -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
                     raise _Fail(f"decimal at byte {start - self.base} does not fit {width} bytes")
-                if abs(v) >= 10 ** _a2:
-                    raise _Fail(f"decimal at byte {start - self.base} has more than {_a2} digits")
+                if abs(v) >= 10 ** a2:
+                    raise _Fail(f"decimal at byte {start - self.base} has more than {a2} digits")
                 self.fixed(c, v.to_bytes(width, "little", signed=True))
         elif op == OP_DURATION:
             self.need(12)
@@ -236,7 +236,15 @@ class _Decoder:
             self.pos += 12
             if c >= 0:
                 self.fixed(c, struct.pack("<iiq", _wrap32(months), _wrap32(days), millis * 1_000_000))
-        elif op == OP_RECORD:
+        else:
+            return False
+        return True
+
+    def run(self, n: int, depth: int) -> None:
+        op, c, a0, a1, a2, koff, kn, blob = self.nodes[n]
+        if self.leaf(op, c, a0, a1, a2, blob):
+            return
+        if op == OP_RECORD:
             if depth >= MAX_DEPTH:
                 raise _Fail(f"value nested deeper than {MAX_DEPTH} levels at byte {self.pos - self.base}")
             for k in range(koff, koff + kn):
@@ -246,41 +254,7 @@ class _Decoder:
                 col.length += 1
                 col.valid.append(1)
         elif op == OP_ARRAY or op == OP_MAP:
-            if depth >= MAX_DEPTH:
-                raise _Fail(f"value nested deeper than {MAX_DEPTH} levels at byte {self.pos - self.base}")
-            item = self.kids[koff + (1 if op == OP_MAP else 0)]
-            while True:
-                start = self.pos
-                count = self.long()
-                if count == 0:
-                    break
-                if count < 0:
-                    if count == -(1 << 63):
-                        raise _Fail(f"invalid block count {count} at byte {start - self.base}")
-                    count = -count
-                    self.long()  # the block's size in bytes: only a skipper needs it
-                if a0 > 0:
-                    if count > (self.end - self.pos) // a0:
-                        raise _Fail(f"block of {count} items at byte {start - self.base} is longer than the "
-                                    f"{self.end - self.pos} bytes left")
-                else:
-                    if count > self.zero_budget:
-                        raise _Fail(f"block of {count} items at byte {start - self.base} exceeds the limit of "
-                                    f"{ZERO_SIZE_ITEMS} empty items per value")
-                    self.zero_budget -= count
-                for _ in range(count):
-                    if op == OP_MAP:
-                        self.run(self.kids[koff], depth + 1)
-                    self.run(item, depth + 1)
-            if c >= 0:
-                col = self.cols[c]
-                col.length += 1
-                col.valid.append(1)
-                child = self.cols[col.children[0 if op == OP_ARRAY else 0]]
-                total = child.length
-                if total > INT32_MAX:
-                    raise _Fail("a column exceeds 2**31 items: decode fewer values at a time")
-                col.offsets.append(total)
+            self.blocks(op, c, a0, koff, depth)
         elif op == OP_UNION:
             if depth >= MAX_DEPTH:
                 raise _Fail(f"value nested deeper than {MAX_DEPTH} levels at byte {self.pos - self.base}")
@@ -308,6 +282,44 @@ class _Decoder:
             raise _Fail(self.blobs[blob].decode("utf-8", "replace"))
         else:  # pragma: no cover - plans are built by avro_plan
             raise _Fail(f"corrupt program: op {op}")
+
+    def blocks(self, op: int, c: int, a0: int, koff: int, depth: int) -> None:
+        """An array or a map: its blocks of items (of key and value), then the column's offset."""
+        if depth >= MAX_DEPTH:
+            raise _Fail(f"value nested deeper than {MAX_DEPTH} levels at byte {self.pos - self.base}")
+        item = self.kids[koff + (1 if op == OP_MAP else 0)]
+        while True:
+            start = self.pos
+            count = self.long()
+            if count == 0:
+                break
+            if count < 0:
+                if count == -(1 << 63):
+                    raise _Fail(f"invalid block count {count} at byte {start - self.base}")
+                count = -count
+                self.long()  # the block's size in bytes: only a skipper needs it
+            if a0 > 0:
+                if count > (self.end - self.pos) // a0:
+                    raise _Fail(f"block of {count} items at byte {start - self.base} is longer than the "
+                                f"{self.end - self.pos} bytes left")
+            else:
+                if count > self.zero_budget:
+                    raise _Fail(f"block of {count} items at byte {start - self.base} exceeds the limit of "
+                                f"{ZERO_SIZE_ITEMS} empty items per value")
+                self.zero_budget -= count
+            for _ in range(count):
+                if op == OP_MAP:
+                    self.run(self.kids[koff], depth + 1)
+                self.run(item, depth + 1)
+        if c >= 0:
+            col = self.cols[c]
+            col.length += 1
+            col.valid.append(1)
+            child = self.cols[col.children[0 if op == OP_ARRAY else 0]]
+            total = child.length
+            if total > INT32_MAX:
+                raise _Fail("a column exceeds 2**31 items: decode fewer values at a time")
+            col.offsets.append(total)
 
 
 def _wrap32(v: int) -> int:
