@@ -62,8 +62,9 @@ def test_a_failed_baseline_stops_the_sweep() -> None:
 
 def test_overrides() -> None:
     split = _split_overrides({"linger.ms": ["0"], "fetch.max.wait.ms": ["5", "50"], "partitions": ["2"],
-                              "consumer:partitions": ["4"]})
-    assert split["producer"] == {"linger.ms": ["0"], "partitions": ["2"]}
+                              "consumer:partitions": ["4"], "max.in.flight.requests.per.connection": ["1"]})
+    assert split["producer"] == {"linger.ms": ["0"], "partitions": ["2"],
+                                 "max.in.flight.requests.per.connection": ["1"]}
     assert split["consumer"] == {"fetch.max.wait.ms": ["5", "50"], "partitions": ["4"]}
     with pytest.raises(ValueError, match="unknown setting 'lingerms'"):
         _split_overrides({"lingerms": ["1"]})

@@ -330,9 +330,9 @@ def _split_overrides(overrides: Mapping[str, Sequence[str]]) -> dict[str, dict[s
             out[role][prop] = values
         elif key == "partitions":
             out["producer"][key] = out["consumer"][key] = values
-        elif key in PRODUCER_PARAMS:
+        elif key in {d.prop for d in PRODUCER_DIMENSIONS} or key in PRODUCER_PARAMS:
             out["producer"][key] = values
-        elif key in CONSUMER_PARAMS:
+        elif key in {d.prop for d in CONSUMER_DIMENSIONS} or key in CONSUMER_PARAMS:
             out["consumer"][key] = values
         else:
             raise ValueError(f"unknown setting {key!r}: give a Java producer or consumer property (or partitions)")

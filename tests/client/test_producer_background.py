@@ -65,6 +65,25 @@ def test_result_resolves_without_flush(kafka, topic_name):
 
 
 @pytest.mark.broker
+def test_linger_zero_batches_what_is_sent_while_a_write_is_under_way(kafka, topic_name):
+    # linger_ms=0 sends at once, but not one request per record: what send() is given while a write is
+    # under way goes out together in the next one (as in the Java producer). It used to be one produce call
+    # per record, each waiting for its answer (kafkawire tune: under 1,000 records/s).
+    topic = topic_name("linger0")
+    n = 5_000
+    with Client(kafka.bootstrap) as admin:
+        admin.create_topics([topic], num_partitions=1)
+    with Producer(kafka.bootstrap, linger_ms=0) as prod:
+        first = prod.send(topic, b"first").result(timeout=10)  # alone, at once, without a flush
+        assert first.offset == 0
+        futures = [prod.send(topic, b"v%d" % i) for i in range(n)]
+        prod.flush()
+        requests = prod.client.metrics()["apis"]["Produce"]["requests"]
+    assert [f.result(timeout=0).offset for f in futures] == list(range(1, n + 1))
+    assert requests < n // 10, requests
+
+
+@pytest.mark.broker
 def test_many_threads_keep_order_per_partition_without_duplicates(kafka, topic_name):
     topic = topic_name("bgthreads")
     with Client(kafka.bootstrap) as admin:

@@ -124,6 +124,7 @@ class _SenderState:
 
 
 _MAX_NAP = 0.05  # seconds
+_MIN_INLINE_MS = 1.0  # the youngest buffer send() writes itself (see send())
 
 
 def _sender_main(
@@ -293,7 +294,11 @@ class Producer:
             buf.futures.append(fut)
             buf.nbytes += len(value or b"") + len(key or b"")
             full = len(buf.values) >= self.batch_records or buf.nbytes >= self.batch_bytes
-            lingered = (now - buf.since) * 1000 >= self.linger_ms
+            # Not sooner than _MIN_INLINE_MS: with linger_ms=0 every send() would write its one record itself
+            # and wait for the answer (kafkawire tune measured under 1,000 records/s). The sender, woken when
+            # the buffer was made, writes it at once, and what is sent meanwhile accumulates for its next
+            # write, as in the Java producer.
+            lingered = (now - buf.since) * 1000 >= max(self.linger_ms, _MIN_INLINE_MS)
         if full:
             # Written here, not handed to the sender: a producer faster than the broker waits (back-pressure).
             with self._write_lock:
