@@ -216,20 +216,7 @@ class _Decoder:
                             "which has no default")
             self.fixed(c, _I32.pack(r))
         elif op == OP_DEC_BYTES or op == OP_DEC_FIXED:
-            start = self.pos
-            n_ = self.length() if op == OP_DEC_BYTES else a0
-            if op == OP_DEC_FIXED:
-                self.need(n_)
-            raw = self.buf[self.pos:self.pos + n_]
-            self.pos += n_
-            width = a0 if op == OP_DEC_BYTES else a1
-            if c >= 0:
-                v = int.from_bytes(raw, "big", signed=True)
-                if not -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
-                    raise _Fail(f"decimal at byte {start - self.base} does not fit {width} bytes")
-                if abs(v) >= 10 ** a2:
-                    raise _Fail(f"decimal at byte {start - self.base} has more than {a2} digits")
-                self.fixed(c, v.to_bytes(width, "little", signed=True))
+            self.decimal(op, c, a0, a1, a2)
         elif op == OP_DURATION:
             self.need(12)
             months, days, millis = struct.unpack_from("<III", self.buf, self.pos)
@@ -239,6 +226,23 @@ class _Decoder:
         else:
             return False
         return True
+
+    def decimal(self, op: int, c: int, a0: int, a1: int, a2: int) -> None:
+        """A decimal from bytes or a fixed, stored little-endian in ``a0`` (bytes) / ``a1`` (fixed) bytes."""
+        start = self.pos
+        n_ = self.length() if op == OP_DEC_BYTES else a0
+        if op == OP_DEC_FIXED:
+            self.need(n_)
+        raw = self.buf[self.pos:self.pos + n_]
+        self.pos += n_
+        width = a0 if op == OP_DEC_BYTES else a1
+        if c >= 0:
+            v = int.from_bytes(raw, "big", signed=True)
+            if not -(1 << (8 * width - 1)) <= v < (1 << (8 * width - 1)):
+                raise _Fail(f"decimal at byte {start - self.base} does not fit {width} bytes")
+            if abs(v) >= 10 ** a2:
+                raise _Fail(f"decimal at byte {start - self.base} has more than {a2} digits")
+            self.fixed(c, v.to_bytes(width, "little", signed=True))
 
     def run(self, n: int, depth: int) -> None:
         op, c, a0, a1, a2, koff, kn, blob = self.nodes[n]
