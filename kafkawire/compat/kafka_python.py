@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
@@ -234,149 +235,170 @@ def _unpack_records_variant() -> bool | None:
     return _KNOWN_UNPACK_RECORDS.get(hashlib.sha256(source.encode()).hexdigest()[:16])
 
 
-def _make_unpack_records(original: Any, deserialize_with_headers: bool) -> Any:
-    errors = _fetcher.Errors
-    log = _fetcher.log
-    consumer_record = _fetcher.ConsumerRecord
-    isolation = getattr(_fetcher, "IsolationLevel", None)
-    read_committed = isolation.READ_COMMITTED if isolation is not None else _fetcher.READ_COMMITTED
+@dataclass(frozen=True)
+class _Peer:
+    """What the replacement ``_unpack_records`` takes from the installed kafka-python's fetcher module."""
 
-    def deserialized(self: Any, tp: Any, fields: BatchFields, key_des: Any, value_des: Any) -> Iterator[Any]:
-        topic, partition, epoch = tp.topic, tp.partition, self.leader_epoch
-        ksz, vsz, hsz = fields.wire_sizes()
-        rows = zip(
-            fields.offsets, fields.timestamps, fields.timestamp_types, fields.keys, fields.values,
-            fields.headers, ksz, vsz, hsz,
-        )  # fmt: skip
-        deserialize = self._deserialize
-        for offset, ts, ts_type, key, value, headers, key_size, value_size, header_size in rows:
-            # kafka-python's _deserialize returns the bytes unchanged for a None deserializer.
-            if deserialize_with_headers:
-                if key_des is not None:
-                    key = deserialize(key_des, topic, headers, key)
-                if value_des is not None:
-                    value = deserialize(value_des, topic, headers, value)
-            else:
-                if key_des is not None:
-                    key = deserialize(key_des, topic, key)
-                if value_des is not None:
-                    value = deserialize(value_des, topic, value)
-            yield _new(
-                consumer_record,
-                (topic, partition, epoch, offset, ts, ts_type, key, value, headers, None,
-                 key_size, value_size, header_size),
-            )  # fmt: skip
+    errors: Any
+    log: Any
+    consumer_record: Any
+    read_committed: Any
+    #: kafka-python 2.1+ passes the record's headers to deserializers.
+    deserialize_with_headers: bool
+
+
+def _make_unpack_records(original: Any, deserialize_with_headers: bool) -> Any:
+    isolation = getattr(_fetcher, "IsolationLevel", None)
+    peer = _Peer(
+        _fetcher.Errors, _fetcher.log, _fetcher.ConsumerRecord,
+        isolation.READ_COMMITTED if isolation is not None else _fetcher.READ_COMMITTED, deserialize_with_headers,
+    )  # fmt: skip
 
     def unpack_records(self: Any, tp: Any, records: Any, key_deserializer: Any, value_deserializer: Any) -> Any:
         if not isinstance(records, MemoryRecords):
             yield from original(self, tp, records, key_deserializer, value_deserializer)
             return
-        try:
-            batch = records.next_batch()
-            last_batch = None
-            while batch is not None:
-                last_batch = batch
-                if self.check_crcs and not batch.validate_crc():
-                    raise errors.CorruptRecordError(
-                        f"Record batch for partition {self.topic_partition} at offset {batch.base_offset}"
-                        " failed crc check"
-                    )
-                if batch.magic == 2:
-                    self.leader_epoch = batch.leader_epoch
-                    if self.isolation_level == read_committed and batch.has_producer_id():
-                        self._consume_aborted_transactions_up_to(batch.last_offset)
-                        producer_id = batch.producer_id
-                        if self._contains_abort_marker(batch):
-                            self.aborted_producer_ids.discard(producer_id)
-                        elif self._is_batch_aborted(batch):
-                            log.debug(
-                                "Skipping aborted record batch from partition %s with producer_id %s and"
-                                " offsets %s to %s",
-                                self.topic_partition, producer_id, batch.base_offset, batch.last_offset,
-                            )  # fmt: skip
-                            self.next_fetch_offset = batch.next_offset
-                            batch = records.next_batch()
-                            continue
-                    if batch.is_control_batch:
-                        self.next_fetch_offset = batch.next_offset
-                        batch = records.next_batch()
-                        continue
-                fields = batch._kw_fields() if type(batch) is DefaultRecordBatch else None
-                if fields is not None:
-                    if key_deserializer is None and value_deserializer is None and fields.n > 8:
-                        # C-level construction; below a few records the iterator set-up costs more.
-                        ksz, vsz, hsz = fields.wire_sizes()
-                        n = fields.n
-                        consumer_records: Iterator[Any] = map(
-                            _new,
-                            repeat(consumer_record, n),
-                            zip(
-                                repeat(tp.topic, n),
-                                repeat(tp.partition, n),
-                                repeat(self.leader_epoch, n),
-                                fields.offsets,
-                                fields.timestamps,
-                                fields.timestamp_types,
-                                fields.keys,
-                                fields.values,
-                                fields.headers,
-                                repeat(None, n),
-                                ksz,
-                                vsz,
-                                hsz,
-                            ),  # fmt: skip
-                        )
-                    else:
-                        consumer_records = deserialized(self, tp, fields, key_deserializer, value_deserializer)
-                    for cr, size in zip(consumer_records, fields.sizes):  # type: ignore[arg-type]
-                        self.records_read += 1
-                        self.bytes_read += size
-                        self.next_fetch_offset = cr[3] + 1
-                        yield cr
-                else:
-                    yield from _slow_records(self, tp, batch, key_deserializer, value_deserializer)
-                batch = records.next_batch()
-            else:
-                # Message format v2 keeps the last offset of a batch even when compaction removed its
-                # last records: continue after it rather than re-fetching the same batch.
-                if last_batch and last_batch.magic == 2:
-                    self.next_fetch_offset = last_batch.next_offset
-                self.drain()
-        except StopIteration:
-            # A StopIteration leaking out of a generator would end it silently (PEP 479 makes it an
-            # error anyway); kafka-python turns it into RuntimeError, so do the same.
-            log.exception("StopIteration raised unpacking messageset")
-            raise RuntimeError("StopIteration raised unpacking messageset") from None
-
-    def _slow_records(self: Any, tp: Any, batch: Any, key_deserializer: Any, value_deserializer: Any) -> Any:
-        for record in batch:
-            if self.check_crcs and not record.validate_crc():
-                raise errors.CorruptRecordError(
-                    f"Record for partition {self.topic_partition} at offset {record.offset} failed crc check"
-                )
-            key_size = len(record.key) if record.key is not None else -1
-            value_size = len(record.value) if record.value is not None else -1
-            if deserialize_with_headers:
-                key = self._deserialize(key_deserializer, tp.topic, record.headers, record.key)
-                value = self._deserialize(value_deserializer, tp.topic, record.headers, record.value)
-            else:
-                key = self._deserialize(key_deserializer, tp.topic, record.key)
-                value = self._deserialize(value_deserializer, tp.topic, record.value)
-            headers = record.headers
-            header_size = (
-                sum(len(k.encode("utf-8")) + (len(v) if v is not None else 0) for k, v in headers) if headers else -1
-            )
-            self.records_read += 1
-            self.bytes_read += record.size_in_bytes
-            self.next_fetch_offset = record.offset + 1
-            yield consumer_record(
-                tp.topic, tp.partition, self.leader_epoch, record.offset, record.timestamp,
-                record.timestamp_type, key, value, headers, record.checksum, key_size, value_size, header_size,
-            )  # fmt: skip
+        yield from _unpack(peer, self, tp, records, key_deserializer, value_deserializer)
 
     unpack_records.__doc__ = "kafkawire's fast path over kafka-python's ``PartitionRecords._unpack_records``."
     unpack_records._kw_original = original  # type: ignore[attr-defined]
     return unpack_records
+
+
+def _unpack(peer: _Peer, pr: Any, tp: Any, records: MemoryRecords, key_des: Any, value_des: Any) -> Any:
+    """The records of ``records`` as kafka-python's ``PartitionRecords`` (``pr``) yields them, batch by batch."""
+    try:
+        batch = records.next_batch()
+        last_batch = None
+        while batch is not None:
+            last_batch = batch
+            if _skipped(peer, pr, batch):
+                batch = records.next_batch()
+                continue
+            fields = batch._kw_fields() if type(batch) is DefaultRecordBatch else None
+            if fields is not None:
+                for cr, size in zip(_batch_records(peer, pr, tp, fields, key_des, value_des), fields.sizes):  # type: ignore[arg-type]
+                    pr.records_read += 1
+                    pr.bytes_read += size
+                    pr.next_fetch_offset = cr[3] + 1
+                    yield cr
+            else:
+                yield from _slow_records(peer, pr, tp, batch, key_des, value_des)
+            batch = records.next_batch()
+        else:
+            # Message format v2 keeps the last offset of a batch even when compaction removed its
+            # last records: continue after it rather than re-fetching the same batch.
+            if last_batch and last_batch.magic == 2:
+                pr.next_fetch_offset = last_batch.next_offset
+            pr.drain()
+    except StopIteration:
+        # A StopIteration leaking out of a generator would end it silently (PEP 479 makes it an
+        # error anyway); kafka-python turns it into RuntimeError, so do the same.
+        peer.log.exception("StopIteration raised unpacking messageset")
+        raise RuntimeError("StopIteration raised unpacking messageset") from None
+
+
+def _skipped(peer: _Peer, pr: Any, batch: Any) -> bool:
+    """Check the batch's CRC; True (and the fetch position moved past it) for a batch the application does
+    not see: an aborted transaction's under read_committed, or a control batch."""
+    if pr.check_crcs and not batch.validate_crc():
+        raise peer.errors.CorruptRecordError(
+            f"Record batch for partition {pr.topic_partition} at offset {batch.base_offset} failed crc check"
+        )
+    if batch.magic != 2:
+        return False
+    pr.leader_epoch = batch.leader_epoch
+    if pr.isolation_level == peer.read_committed and batch.has_producer_id():
+        pr._consume_aborted_transactions_up_to(batch.last_offset)
+        producer_id = batch.producer_id
+        if pr._contains_abort_marker(batch):
+            pr.aborted_producer_ids.discard(producer_id)
+        elif pr._is_batch_aborted(batch):
+            peer.log.debug(
+                "Skipping aborted record batch from partition %s with producer_id %s and offsets %s to %s",
+                pr.topic_partition, producer_id, batch.base_offset, batch.last_offset,
+            )  # fmt: skip
+            pr.next_fetch_offset = batch.next_offset
+            return True
+    if batch.is_control_batch:
+        pr.next_fetch_offset = batch.next_offset
+        return True
+    return False
+
+
+def _batch_records(peer: _Peer, pr: Any, tp: Any, fields: BatchFields, key_des: Any, value_des: Any) -> Iterator[Any]:
+    """The batch's ConsumerRecords from kafkawire's decoded fields."""
+    if key_des is not None or value_des is not None or fields.n <= 8:
+        return _deserialized(peer, pr, tp, fields, key_des, value_des)
+    # C-level construction; below a few records the iterator set-up costs more.
+    ksz, vsz, hsz = fields.wire_sizes()
+    n = fields.n
+    return map(
+        _new,
+        repeat(peer.consumer_record, n),
+        zip(
+            repeat(tp.topic, n), repeat(tp.partition, n), repeat(pr.leader_epoch, n), fields.offsets,
+            fields.timestamps, fields.timestamp_types, fields.keys, fields.values, fields.headers,
+            repeat(None, n), ksz, vsz, hsz,
+        ),
+    )  # fmt: skip
+
+
+def _deserialized(peer: _Peer, pr: Any, tp: Any, fields: BatchFields, key_des: Any, value_des: Any) -> Iterator[Any]:
+    topic, partition, epoch = tp.topic, tp.partition, pr.leader_epoch
+    ksz, vsz, hsz = fields.wire_sizes()
+    rows = zip(
+        fields.offsets, fields.timestamps, fields.timestamp_types, fields.keys, fields.values,
+        fields.headers, ksz, vsz, hsz,
+    )  # fmt: skip
+    deserialize = pr._deserialize
+    with_headers = peer.deserialize_with_headers
+    consumer_record = peer.consumer_record
+    for offset, ts, ts_type, key, value, headers, key_size, value_size, header_size in rows:
+        # kafka-python's _deserialize returns the bytes unchanged for a None deserializer.
+        if with_headers:
+            if key_des is not None:
+                key = deserialize(key_des, topic, headers, key)
+            if value_des is not None:
+                value = deserialize(value_des, topic, headers, value)
+        else:
+            if key_des is not None:
+                key = deserialize(key_des, topic, key)
+            if value_des is not None:
+                value = deserialize(value_des, topic, value)
+        yield _new(
+            consumer_record,
+            (topic, partition, epoch, offset, ts, ts_type, key, value, headers, None,
+             key_size, value_size, header_size),
+        )  # fmt: skip
+
+
+def _slow_records(peer: _Peer, pr: Any, tp: Any, batch: Any, key_des: Any, value_des: Any) -> Any:
+    """kafka-python's own record objects, for a batch the fast path does not read."""
+    for record in batch:
+        if pr.check_crcs and not record.validate_crc():
+            raise peer.errors.CorruptRecordError(
+                f"Record for partition {pr.topic_partition} at offset {record.offset} failed crc check"
+            )
+        key_size = len(record.key) if record.key is not None else -1
+        value_size = len(record.value) if record.value is not None else -1
+        if peer.deserialize_with_headers:
+            key = pr._deserialize(key_des, tp.topic, record.headers, record.key)
+            value = pr._deserialize(value_des, tp.topic, record.headers, record.value)
+        else:
+            key = pr._deserialize(key_des, tp.topic, record.key)
+            value = pr._deserialize(value_des, tp.topic, record.value)
+        headers = record.headers
+        header_size = (
+            sum(len(k.encode("utf-8")) + (len(v) if v is not None else 0) for k, v in headers) if headers else -1
+        )
+        pr.records_read += 1
+        pr.bytes_read += record.size_in_bytes
+        pr.next_fetch_offset = record.offset + 1
+        yield peer.consumer_record(
+            tp.topic, tp.partition, pr.leader_epoch, record.offset, record.timestamp,
+            record.timestamp_type, key, value, headers, record.checksum, key_size, value_size, header_size,
+        )  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- install
