@@ -25,11 +25,20 @@ __all__ = ["kafka_cluster", "prepare_divergence", "diverge", "Divergence"]
 
 
 @contextmanager
-def kafka_cluster(size: int = 3, config: Mapping[str, Any] | None = None) -> Iterator[list[ApacheKafkaBroker]]:
+def kafka_cluster(
+    size: int = 3,
+    config: Mapping[str, Any] | None = None,
+    node_config: Mapping[int, Mapping[str, Any]] | None = None,
+) -> Iterator[list[ApacheKafkaBroker]]:
     """Start ``size`` Apache Kafka nodes (node ids 1..size; ``nodes[i]`` is node ``i + 1``) sharing
-    ``config``; stop them all on exit. ``nodes[0].bootstrap`` reaches the cluster."""
+    ``config``, plus ``node_config[node id]`` for that node alone (e.g. its ``broker.rack``); stop them all on
+    exit. ``nodes[0].bootstrap`` reaches the cluster."""
     shared = {str(k): str(v) for k, v in (config or {}).items()}
-    first = start_broker("kafka", config=shared)
+
+    def own(node_id: int) -> dict[str, str]:
+        return {str(k): str(v) for k, v in ((node_config or {}).get(node_id) or {}).items()}
+
+    first = start_broker("kafka", config={**shared, **own(1)})
     nodes = [first]
     try:
         for node_id in range(2, size + 1):
@@ -38,6 +47,7 @@ def kafka_cluster(size: int = 3, config: Mapping[str, Any] | None = None) -> Ite
                 port=port,
                 config={
                     **shared,
+                    **own(node_id),
                     "node.id": str(node_id),
                     "process.roles": "broker",
                     # A broker-only node listens for clients and replicas only; the controller is node 1's.

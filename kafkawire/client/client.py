@@ -86,6 +86,9 @@ class Client:
     implement). ``check_crcs`` verifies every fetched batch's CRC-32C (Java's ``check.crcs``).
     ``fetch_sessions`` (default True) keeps an incremental fetch session per broker (KIP-227): a Fetch
     lists only the partitions whose offset changed; False sends every partition every time.
+    ``client_rack`` (Java's ``client.rack``, KIP-392): the rack sent with every Fetch; a leader whose broker
+    runs a rack-aware replica selector names a replica in that rack, and fetches go there (back to the
+    leader when it fails; asked again every ``metadata_max_age_ms``: :mod:`.cluster.read_replicas`).
 
     Logging goes to ``kafkawire.client.*`` (connections, retries with their cause, metadata refreshes);
     :meth:`metrics` returns request counts, bytes and latencies per API.
@@ -122,6 +125,7 @@ class Client:
         api_version_caps: Mapping[int, int] | None = None,
         check_crcs: bool = True,
         fetch_sessions: bool = True,
+        client_rack: str | None = None,
     ) -> None:
         bootstrap = parse_bootstrap(bootstrap_servers)
         self.client_id = client_id
@@ -186,7 +190,9 @@ class Client:
             sasl=self.sasl,
             max_response_bytes=max_response_bytes,
             api_version_caps=self.api_version_caps,
+            client_rack=client_rack,
         )
+        self.client_rack = client_rack
         self._partitioner = Partitioner()
         self._producer = ProducerState()
 

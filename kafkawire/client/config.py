@@ -84,6 +84,7 @@ def _bool(prop: str, value: Any) -> bool:
 # Property -> (Client keyword, converter). Java names first, then librdkafka's where they differ.
 _CLIENT_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "client.id": ("client_id", lambda p, v: str(v)),
+    "client.rack": ("client_rack", lambda p, v: str(v)),  # KIP-392: fetch from the nearest replica
     "request.timeout.ms": ("request_timeout_ms", _int),
     "socket.connection.setup.timeout.ms": ("connect_timeout_ms", _int),
     "retries": ("retries", _int),
@@ -689,7 +690,7 @@ PRODUCER_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
 
 # Java client properties with no kafkawire equivalent: a warning naming the property says it is ignored.
 _IGNORED_COMMON = {
-    "client.dns.lookup", "client.rack", "connections.max.idle.ms", "metadata.recovery.strategy",
+    "client.dns.lookup", "connections.max.idle.ms", "metadata.recovery.strategy",
     "metadata.recovery.rebootstrap.trigger.ms", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
     "metrics.sample.window.ms", "auto.include.jmx.reporter", "receive.buffer.bytes", "send.buffer.bytes",
     "reconnect.backoff.ms", "reconnect.backoff.max.ms", "socket.connection.setup.timeout.max.ms",

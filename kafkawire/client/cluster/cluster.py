@@ -37,6 +37,7 @@ from ..net.deadline import Deadline
 from ..net.metrics import ClientMetrics
 from ..net.sasl import SaslConfig
 from ..types import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
+from .read_replicas import ReadReplicas
 from .retry import RetryPolicy, is_retriable
 
 __all__ = ["Cluster", "GROUP", "TRANSACTION", "ZERO_UUID", "coordinator_moved", "parse_bootstrap"]
@@ -100,8 +101,12 @@ class Cluster:
         sasl: SaslConfig | None,
         max_response_bytes: int,
         api_version_caps: dict[int, int],
+        client_rack: str | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        #: KIP-392: the rack sent in Fetch requests, and the preferred read replicas brokers named for it.
+        self.client_rack = client_rack or ""
+        self.read_replicas = ReadReplicas(metadata_max_age_ms)
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
         self.connect_timeout_ms = connect_timeout_ms

@@ -268,6 +268,7 @@ class Consumer:
                 server_assignor=self.group_remote_assignor,
                 rebalance_timeout_ms=self.rebalance_timeout_ms,
                 group_instance_id=self.group_instance_id,
+                rack_id=self.client.client_rack,  # KIP-848 carries client.rack for rack-aware assignors
             )
         return GroupMember(
             self.client,

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...columns import RecordColumns
 from ...protocol import FetchRequest
-from ...protocol.errors import broker_error
+from ...protocol.errors import ReplicaNotAvailableError, broker_error
 from ..cluster import quirks
 from ..cluster.cluster import ZERO_UUID, Cluster
 from ..cluster.retry import is_retriable
@@ -79,14 +79,19 @@ def fetch_many(
         # One round: every partition still without a result; raises the first retriable error of the
         # round (after keeping what did arrive) so that cluster.call retries only what is left.
         round_errors: dict[TP, BaseException] = {}
+        # by node: the partition's leader, or its preferred read replica (KIP-392, cluster/read_replicas.py)
         by_leader: dict[int, list[TP]] = defaultdict(list)
+        leaders: dict[TP, int] = {}
+        replicas = cluster.read_replicas
         for tp in remaining:
             try:
-                by_leader[cluster.leader(*tp, d)].append(tp)
+                leaders[tp] = cluster.leader(*tp, d)
             except Exception as e:
                 if not is_retriable(e):
                     raise
                 round_errors[tp] = e
+                continue
+            by_leader[replicas.node_for(tp, leaders[tp], cluster.brokers)].append(tp)
         wait_ms = d.wait_ms(max_wait_ms)
         sent: list[tuple[Any, list[TP], FetchSessionHandler | None, SessionRequest | None, int, float]] = []
         if prefetch is not None and not retrying:
@@ -107,6 +112,8 @@ def fetch_many(
                     raise
                 for tp in tps:
                     round_errors[tp] = e
+                    if leaders[tp] != leader:
+                        replicas.forget(tp, e)  # the preferred replica is unreachable: the leader next
         for pr, tps, handler, sreq, leader, timeout_ms in sent:
             try:
                 resp = pr.result(timeout_ms, deadline=d)
@@ -117,6 +124,8 @@ def fetch_many(
                     raise
                 for tp in tps:
                     round_errors[tp] = e
+                    if leaders[tp] != leader:
+                        replicas.forget(tp, e)
                 continue
             code = getattr(resp, "error_code", 0) or 0
             if handler is not None and sreq is not None:
@@ -131,6 +140,7 @@ def fetch_many(
                 continue
             names_by_id = {tm.topic_id: name for name, tm in cluster.topics.items() if tm.topic_id}
             seen = set()
+            redirected = False  # a broker named a preferred read replica: nothing to send ahead here
             todo: list[tuple[TP, Any, Any]] = []  # (tp, partition answer, its error): decoded below
             for t in resp.responses:
                 topic_id = getattr(t, "topic_id", None)
@@ -150,19 +160,36 @@ def fetch_many(
                             getattr(p, "log_start_offset", -1),
                         )
                     err = broker_error(p.error_code, None, f"fetch {name}/{p.partition_index}")
+                    if leaders[tp] != leader and err is not None:
+                        # A follower's error (even OFFSET_OUT_OF_RANGE: it may only lag) sends the partition
+                        # back to its leader, as Java's consumer does (KIP-392).
+                        replicas.forget(tp, err)
+                        round_errors[tp] = ReplicaNotAvailableError(
+                            f"fetch {name}/{p.partition_index} from replica {leader}: {err}; retrying on the leader"
+                        )
+                        continue
                     if err is not None and err.retriable:
                         round_errors[tp] = err
                         continue
+                    preferred = getattr(p, "preferred_read_replica", -1)
+                    if preferred is not None and preferred >= 0 and preferred != leader:
+                        # The broker names another replica for our rack (KIP-392) and sends no records: the
+                        # next fetch of this partition goes there.
+                        replicas.prefer(tp, preferred, leaders[tp])
+                        redirected = True
                     todo.append((tp, p, err))
-            if prefetch is not None:
+            if prefetch is not None and not redirected:
                 _send_ahead(prefetch, leader, key, tps, remaining, todo, round_errors, level,
                             functools.partial(send, leader, tps, wait_ms=wait_ms, d=d),
                             cluster.request_timeout_ms + wait_ms)
+            fetched_bytes = fetched_records = 0
             for tp, p, err in todo:
                 off = remaining[tp]
                 cols = None
                 if err is None:
                     cols = p.records_columns(fetch_offset=off, isolation=isolation, verify_crc=check_crcs)
+                    fetched_bytes += len(p.records or b"")
+                    fetched_records += len(cols)
                 elif raise_errors:
                     raise err
                 results[tp] = FetchResult(
@@ -193,6 +220,7 @@ def fetch_many(
                     )
                 elif quirks.omitted_fetch_partition_is_empty():
                     results[tp] = FetchResult(tp[0], tp[1], off, RecordColumns.empty(off))
+            cluster.metrics.record_fetch_from(leader, fetched_bytes, fetched_records)
         for tp in results:
             remaining.pop(tp, None)
         if remaining:
@@ -262,6 +290,7 @@ def _fetch_request(
         forgotten[t].append(p)
     return FetchRequest(
         replica_id=-1,
+        rack_id=cluster.client_rack,  # KIP-392 (v11+): the broker may name a replica in this rack
         max_wait_ms=quirks.fetch_max_wait_ms(max_wait_ms),
         min_bytes=min_bytes,
         max_bytes=max_bytes,

@@ -44,6 +44,7 @@ class ClientMetrics:
         self._apis: dict[int, _ApiStats] = {}
         self.retries = 0
         self.metadata_refreshes = 0
+        self._fetch_by_node: dict[int, list[int]] = {}  # node -> [fetch responses, record bytes, records]
 
     def _stats(self, api_key: int) -> _ApiStats:
         stats = self._apis.get(api_key)
@@ -69,6 +70,15 @@ class ClientMetrics:
         with self._lock:
             self._stats(api_key).errors += 1
 
+    def record_fetch_from(self, node: int, nbytes: int, records: int) -> None:
+        """A Fetch answer from ``node`` carried ``records`` records in ``nbytes`` bytes (which broker serves
+        the reads: the leader, or a preferred read replica, KIP-392)."""
+        with self._lock:
+            counts = self._fetch_by_node.setdefault(node, [0, 0, 0])
+            counts[0] += 1
+            counts[1] += nbytes
+            counts[2] += records
+
     def record_retry(self) -> None:
         with self._lock:
             self.retries += 1
@@ -80,7 +90,7 @@ class ClientMetrics:
     def snapshot(self) -> dict[str, Any]:
         """``{"requests", "bytes_sent", "bytes_received", "retries", "metadata_refreshes", "apis": {name:
         {"requests", "responses", "errors", "bytes_sent", "bytes_received", "latency_avg_ms",
-        "latency_max_ms"}}}``."""
+        "latency_max_ms"}}, "fetch_by_node": {node id: {"responses", "record_bytes", "records"}}}``."""
         with self._lock:
             apis = {}
             for key, s in sorted(self._apis.items()):
@@ -100,4 +110,8 @@ class ClientMetrics:
                 "retries": self.retries,
                 "metadata_refreshes": self.metadata_refreshes,
                 "apis": apis,
+                "fetch_by_node": {
+                    node: {"responses": c[0], "record_bytes": c[1], "records": c[2]}
+                    for node, c in sorted(self._fetch_by_node.items())
+                },
             }
