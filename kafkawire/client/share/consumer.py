@@ -189,16 +189,15 @@ class ShareConsumer:
             if self._wakeup.is_set():
                 self._wakeup.clear()
                 raise WakeupError("poll interrupted by wakeup()")
+            out: dict[TopicPartition, ShareRecordColumns] = {}
             try:
                 self._member.heartbeat(deadline)
                 if deadline.remaining_ms() < _MIN_ROUND_MS:
                     # Too little time for a round trip: a ShareFetch cut short by the deadline closes the
                     # connection, and what it acquired would come back only when its locks expire.
                     deadline.sleep(deadline.remaining())
-                    out = {}
                 elif not self._member.assignment and not self._acks.has_pending():
                     deadline.sleep(0.05)
-                    out = {}
                 else:
                     out = self._fetcher.round(self._member.member_id, self._member.assignment, deadline)
             except Exception as e:

@@ -118,15 +118,20 @@ class ShareFetcher:
     def round(
         self, member_id: str, assigned: list[TopicPartition], deadline: Deadline
     ) -> dict[TopicPartition, ShareRecordColumns]:
-        """Fetch once from every leader of ``assigned`` (and send what acknowledgements are due)."""
+        """Fetch once from every leader of ``assigned`` (and send what acknowledgements are due).
+
+        A round that brought no records and met a retriable error (no leader, a broker gone) raises the
+        first such error, so that the caller backs off instead of asking again at once."""
         cluster = self.client.cluster
         by_node: dict[int, set[TopicPartition]] = defaultdict(set)
+        failed: list[BaseException] = []
         for tp in assigned:
             try:
                 by_node[cluster.leader(tp[0], tp[1], deadline)].add(tp)
             except Exception as e:
                 if not is_retriable(e):
                     raise
+                failed.append(e)
                 log.debug("share fetch: no leader for %s/%d yet: %s", tp[0], tp[1], e)
         nodes = set(by_node) | {n for n, s in self.sessions.items() if s.partitions} | set(self.acks.pending)
         wait = deadline.wait_ms(self.max_wait_ms)
@@ -137,6 +142,7 @@ class ShareFetcher:
             except Exception as e:
                 if not is_retriable(e):
                     raise
+                failed.append(e)
                 self._lost(node, str(e))
         out: dict[TopicPartition, ShareRecordColumns] = {}
         for kind, node, pr, wanted, acks in inflight:
@@ -146,6 +152,7 @@ class ShareFetcher:
             except Exception as e:
                 if not is_retriable(e):
                     raise
+                failed.append(e)
                 self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
                 self._lost(node, str(e))
                 continue
@@ -160,6 +167,8 @@ class ShareFetcher:
             except Exception as e:
                 if not is_retriable(e):
                     raise
+        if not out and failed:
+            raise failed[0]
         return out
 
     def _send_node(
