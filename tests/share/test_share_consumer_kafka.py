@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kafkawire.client import Client, ShareConsumer, ShareStateError
+from kafkawire.client import Client, ShareConsumer, ShareStateError, WakeupError
 
 from .helpers import DELIVERY_LIMIT, new_group, new_topic
 
@@ -157,4 +157,47 @@ def test_past_the_delivery_limit_a_record_is_archived(share_kafka):
                 break
         c.commit(timeout_ms=30_000)
     assert deliveries == list(range(1, DELIVERY_LIMIT + 1))
+    client.close()
+
+
+def test_commit_async_callbacks_wakeup_and_close_releasing(share_kafka):
+    client = Client(share_kafka.bootstrap)
+    topic = new_topic(client, 1)
+    tp = (topic, 0)
+    first = client.produce(topic, [b"a%d" % i for i in range(100)], partition=0).offset
+    second = client.produce(topic, [b"b%d" % i for i in range(100)], partition=0).offset
+    group = new_group(share_kafka.bootstrap)
+    async_results: list = []
+    c = ShareConsumer(share_kafka.bootstrap, group_id=group, acknowledgement_mode="explicit", max_poll_records=100)
+    c.subscribe([topic])
+    got = {}
+    until = time.monotonic() + WAIT_S
+    while not got and time.monotonic() < until:
+        got = c.poll(1000)
+    assert got[tp].offset.tolist() == first.tolist()  # one batch per fetch: the first produce call
+    c.acknowledge(tp, got[tp].offset, "accept")
+    c.commit_async(lambda results, error: async_results.append((results, error)))
+    assert async_results == []  # sent, not waited for
+    c.wakeup()
+    with pytest.raises(WakeupError):
+        c.poll(5000)
+    held = {}
+    until = time.monotonic() + WAIT_S
+    while not held and time.monotonic() < until:
+        held = c.poll(1000)
+    assert async_results == [({tp: None}, None)]  # completed by the poll after it
+    assert held[tp].offset.tolist() == second.tolist()
+    # close() releases what is not acknowledged: another member gets it at once, its delivery count raised.
+    c.close()
+    counts: dict[int, int] = {}
+    ridden: list = []
+    with ShareConsumer(share_kafka.bootstrap, group_id=group, acknowledgement_commit_callback=ridden.append) as other:
+        other.subscribe([topic])
+        until = time.monotonic() + WAIT_S
+        while len(counts) < len(second) and time.monotonic() < until:
+            for cols in other.poll(1000).values():
+                counts.update(zip(cols.offset.tolist(), cols.delivery_count.tolist()))
+        other.poll(500)  # accepts the last poll's records; the answer reaches the callback
+    assert set(counts) == set(second.tolist()) and set(counts.values()) == {2}
+    assert ridden and all(err is None for results in ridden for err in results.values())
     client.close()
