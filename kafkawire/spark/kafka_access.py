@@ -87,10 +87,11 @@ def client_kwargs(kafka_params: Mapping[str, str]) -> dict[str, Any]:
 
 def api_timeout_ms(kafka_params: Mapping[str, str]) -> int:
     """``kafka.default.api.timeout.ms`` (the Java consumer's name and default, 60 000 ms)."""
-    from ..client.config import ConfigError, _int
+    from ..client.config import ConfigError
+    from ..client.config.values import int_value
 
     try:
-        return _int("default.api.timeout.ms", kafka_params.get("default.api.timeout.ms", 60_000))
+        return int_value("default.api.timeout.ms", kafka_params.get("default.api.timeout.ms", 60_000))
     except ConfigError as e:
         raise _config_error(e) from None
 

@@ -77,7 +77,7 @@ __all__ = [
     "ssl_context_from_properties",
 ]
 
-# The names other kafkawire modules imported from here before the split (client/share/config.py, spark/kafka_access.py).
+# The names other kafkawire modules imported from here before the split (client/share/config.py).
 _IGNORED_COMMON = IGNORED_COMMON
 _role_kwargs = role_kwargs
 _bool, _choice, _int, _str = bool_value, choice, int_value, str_value
