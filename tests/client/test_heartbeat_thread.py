@@ -30,21 +30,19 @@ pytestmark = pytest.mark.broker
 
 PARTITIONS = 4
 SESSION_MS = 6_000
+BROKER_CONFIG = {
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.session.timeout.ms": SESSION_MS,
+    "group.consumer.min.heartbeat.interval.ms": 1000,
+    "group.consumer.heartbeat.interval.ms": 2000,
+}
 
 
 @pytest.fixture(scope="module")
 def kafka() -> Iterator[Broker]:
     """Kafka 4.4 whose consumer-protocol groups (KIP-848, where session and heartbeat interval are the
     broker's) have the same 6 s session as the classic members ask for."""
-    broker = start_broker(
-        "kafka",
-        config={
-            "group.consumer.min.session.timeout.ms": 1000,
-            "group.consumer.session.timeout.ms": SESSION_MS,
-            "group.consumer.min.heartbeat.interval.ms": 1000,
-            "group.consumer.heartbeat.interval.ms": 2000,
-        },
-    )
+    broker = start_broker("kafka", config=BROKER_CONFIG)
     yield broker
     broker.stop()
 
