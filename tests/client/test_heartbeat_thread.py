@@ -265,3 +265,20 @@ def test_wakeup_from_another_thread_interrupts_poll(kafka, topic_name):
             cons.poll(60_000)  # nothing to read: only wakeup() ends it early
         assert time.monotonic() - start < 30  # (a loaded machine's slack; the poll asked for 60 s)
         assert cons.poll(100) == {}  # the wakeup is used up
+
+
+def test_auto_commit_of_a_manually_assigned_consumer_with_a_group_id(kafka, topic_name):
+    # No membership, so no heartbeat thread: the auto-commit is a plain commit from poll(), as before.
+    topic, group = topic_name(), topic_name("g")
+    with Client(kafka.bootstrap) as c:
+        c.create_topics({topic: 1})
+        c.produce(topic, [b"x%d" % i for i in range(50)], partition=0)
+    with Consumer(kafka.bootstrap, group_id=group, auto_offset_reset="earliest", auto_commit_interval_ms=100) as cons:
+        cons.assign([(topic, 0)])
+        read = 0
+        deadline = time.monotonic() + 60
+        while read < 50:
+            assert time.monotonic() < deadline, f"read {read} of 50"
+            read += sum(len(cols) for cols in cons.poll(500).values())
+        _until(lambda: (cons.poll(200), cons.committed([(topic, 0)]))[1] == {(topic, 0): 50}, 60, "the auto-commit")
+        assert cons.metrics()["commit_failures"] == 0

@@ -118,7 +118,9 @@ class Commits:
         if not changed:
             self.last = time.monotonic()
             return
-        if not force and self.upkeep is not None:
+        if not force and self.upkeep is not None and member is not None:
+            # A subscribed member: its heartbeat thread sends it. (Manual assignment with a group id commits
+            # outside any membership, here, within the poll's deadline.)
             if self.upkeep.commit_async(changed):
                 self.last = time.monotonic()
             return
