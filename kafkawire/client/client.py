@@ -3,7 +3,9 @@
 :class:`Client` is a thin facade. The state it keeps between calls (connections, metadata,
 coordinators, traffic counters) and the one retry loop live in :class:`~.cluster.cluster.Cluster`; each kind
 of operation is a module on top of it (:mod:`.cluster.topics`, :mod:`.producer.produce`,
-:mod:`.consumer.fetch`, :mod:`.consumer.offsets`).
+:mod:`.consumer.fetch`, :mod:`.consumer.offsets`); the metadata and topic calls and the deadline every call starts
+from are inherited from :class:`~.cluster.calls.ClusterCalls`, the security arguments are checked by
+:func:`.net.security.security_settings`.
 
 Every public method is one blocking call with one deadline: ``timeout_ms=`` (or ``deadline=``, a
 :class:`~kafkawire.client.net.deadline.Deadline` a caller such as the consumer already holds) bounds the
@@ -21,12 +23,8 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from ..columns import RecordColumns
-from ..protocol.errors import UnknownTopicOrPartitionError
-from ..records import check_record_arguments, record_columns
-from .cluster import topics as _topics
+from .cluster.calls import ClusterCalls
 from .cluster.cluster import Cluster, parse_bootstrap
 from .cluster.quirks import DEFAULT_MAX_RESPONSE_BYTES
 from .cluster.retry import RetryPolicy
@@ -39,23 +37,19 @@ from .errors import KafkaTimeoutError
 from .net.connection import BrokerConnection
 from .net.deadline import Deadline
 from .net.sasl import OAuthBearerToken, SaslConfig
-from .producer.partitioner import Partitioner
-from .producer.produce import ProducerState, not_sent, send_records
+from .net.security import security_settings
+from .producer.partitioner import Partitioner, partition_records
+from .producer.produce import ProducerState, not_sent, produce_arguments, send_records
 from .types import (
-    ClusterMetadata,
     CommittedOffset,
     FetchResult,
     ListedOffset,
-    NewTopic,
     ProduceResult,
 )
 
 __all__ = ["Client", "EARLIEST", "LATEST"]
 
-_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-
-
-class Client:
+class Client(ClusterCalls):
     """A blocking client for Kafka-protocol brokers.
 
     ``bootstrap_servers``: ``"host:port,host:port"`` or a list; tried in turn until one answers.
@@ -131,41 +125,18 @@ class Client:
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
         self.connect_timeout_ms = connect_timeout_ms
-        self.retry_policy = RetryPolicy(
-            retries=retries,
-            backoff_ms=retry_backoff_ms,
-            backoff_max_ms=retry_backoff_max_ms,
-            timeout_ms=retry_timeout_ms,
-        )
+        self.retry_policy = RetryPolicy(retries=retries, backoff_ms=retry_backoff_ms,
+                                        backoff_max_ms=retry_backoff_max_ms, timeout_ms=retry_timeout_ms)
         self.metadata_max_age_ms = metadata_max_age_ms
-        protocol = security_protocol.upper()
-        if protocol not in _SECURITY_PROTOCOLS:
-            raise ValueError(f"security_protocol must be one of {_SECURITY_PROTOCOLS}, not {security_protocol!r}")
-        self.security_protocol = protocol
-        if protocol in ("SSL", "SASL_SSL"):
-            self.ssl_context: ssl.SSLContext | None = ssl_context or ssl.create_default_context()
-        else:
-            if ssl_context is not None:
-                raise ValueError(f"ssl_context given but security_protocol is {protocol}")
-            self.ssl_context = None
-        self.sasl: SaslConfig | None = None
-        if protocol.startswith("SASL") and (sasl_mechanism or "").upper() == "OAUTHBEARER":
-            # RFC 7628: a bearer token from the provider instead of a password.
-            self.sasl = SaslConfig(
-                "OAUTHBEARER", sasl_username or "<bearer token>", "", token_provider=sasl_oauth_token_provider
-            )
-        elif protocol.startswith("SASL") and (sasl_mechanism or "").upper() == "GSSAPI":
-            from .net.kerberos import KerberosLogin
-
-            login = KerberosLogin(principal=sasl_kerberos_principal, keytab=sasl_kerberos_keytab,
-                                  ticket_cache=sasl_kerberos_ticket_cache, service_name=sasl_kerberos_service_name)
-            self.sasl = SaslConfig("GSSAPI", sasl_kerberos_principal or "<ticket cache>", "", kerberos=login)
-        elif protocol.startswith("SASL"):
-            if not sasl_mechanism or sasl_username is None or sasl_password is None:
-                raise ValueError(f"{protocol} needs sasl_mechanism, sasl_username and sasl_password")
-            self.sasl = SaslConfig(sasl_mechanism.upper(), sasl_username, sasl_password)
-        elif sasl_mechanism:
-            raise ValueError(f"sasl_mechanism given but security_protocol is {protocol}")
+        security = security_settings(
+            security_protocol, ssl_context=ssl_context, sasl_mechanism=sasl_mechanism, sasl_username=sasl_username,
+            sasl_password=sasl_password, sasl_oauth_token_provider=sasl_oauth_token_provider,
+            sasl_kerberos_service_name=sasl_kerberos_service_name, sasl_kerberos_principal=sasl_kerberos_principal,
+            sasl_kerberos_keytab=sasl_kerberos_keytab, sasl_kerberos_ticket_cache=sasl_kerberos_ticket_cache,
+        )
+        self.security_protocol = security.protocol
+        self.ssl_context: ssl.SSLContext | None = security.ssl_context
+        self.sasl: SaslConfig | None = security.sasl
         self.max_response_bytes = max_response_bytes
         self.enable_idempotence = enable_idempotence
         self.max_batch_bytes = max_batch_bytes
@@ -180,17 +151,10 @@ class Client:
         self.fetch_sessions = FetchSessions(fetch_sessions)
         #: Connections, metadata, coordinators and the retry loop (:class:`~.cluster.cluster.Cluster`).
         self.cluster = Cluster(
-            bootstrap,
-            client_id=client_id,
-            request_timeout_ms=request_timeout_ms,
-            connect_timeout_ms=connect_timeout_ms,
-            retry_policy=self.retry_policy,
-            metadata_max_age_ms=metadata_max_age_ms,
-            ssl_context=self.ssl_context,
-            sasl=self.sasl,
-            max_response_bytes=max_response_bytes,
-            api_version_caps=self.api_version_caps,
-            client_rack=client_rack,
+            bootstrap, client_id=client_id, request_timeout_ms=request_timeout_ms,
+            connect_timeout_ms=connect_timeout_ms, retry_policy=self.retry_policy,
+            metadata_max_age_ms=metadata_max_age_ms, ssl_context=self.ssl_context, sasl=self.sasl,
+            max_response_bytes=max_response_bytes, api_version_caps=self.api_version_caps, client_rack=client_rack,
         )
         self.client_rack = client_rack
         self._partitioner = Partitioner()
@@ -238,14 +202,6 @@ class Client:
         requests, responses, errors, bytes and latency (``latency_avg_ms``, ``latency_max_ms``)."""
         return self.cluster.metrics.snapshot()
 
-    # ------------------------------------------------------------------------------------ deadlines
-    def deadline(self, timeout_ms: float | None = None, deadline: Deadline | None = None) -> Deadline:
-        """The deadline of a call: ``deadline`` when given, else ``timeout_ms`` from now (default
-        ``retry_timeout_ms``)."""
-        if deadline is not None:
-            return deadline
-        return Deadline.from_ms(self.retry_policy.timeout_ms if timeout_ms is None else timeout_ms)
-
     # ---------------------------------------------------------------- public pieces for the consumer
     def coordinator(self, group: str, *, refresh: bool = False, deadline: Deadline | None = None) -> BrokerConnection:
         """A connected :class:`BrokerConnection` to the coordinator of consumer ``group`` (found with
@@ -263,69 +219,7 @@ class Client:
         """The lock serialising calls; hold it while using a connection from :meth:`coordinator`."""
         return self.cluster.lock
 
-    # ------------------------------------------------------------------------------------- metadata
-    def metadata(
-        self,
-        topics: Sequence[str] | None = None,
-        *,
-        allow_auto_create: bool = False,
-        timeout_ms: float | None = None,
-        deadline: Deadline | None = None,
-    ) -> ClusterMetadata:
-        """Metadata of ``topics`` (all topics when None); refreshes the client's cache."""
-        d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
-            return self.cluster.call(
-                d,
-                lambda dd: self.cluster.fetch_metadata(topics, dd, allow_auto_create),
-                what="metadata",
-                before_retry=lambda dd, e: None,  # the attempt itself is a refresh
-            )
-
-    def partitions_for(
-        self, topic: str, *, timeout_ms: float | None = None, deadline: Deadline | None = None
-    ) -> list[int]:
-        """The partition ids of ``topic``."""
-        d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
-            tm = self.cluster.call(
-                d, lambda dd: self.cluster.topic(topic, dd, refresh=True), what=f"metadata of {topic!r}", topics=[]
-            )
-            return list(tm.partitions)
-
     # ---------------------------------------------------------------------------------------- admin
-    def create_topics(
-        self,
-        topics: Iterable[str | NewTopic] | Mapping[str, int],
-        *,
-        num_partitions: int = 1,
-        replication_factor: int = 1,
-        configs: Mapping[str, str] | None = None,
-        timeout_ms: int = 30_000,
-        exist_ok: bool = False,
-        wait: bool = True,
-        deadline: Deadline | None = None,
-    ) -> None:
-        """Create topics: names (with ``num_partitions`` / ``replication_factor`` / ``configs``),
-        :class:`NewTopic` objects, or a ``{name: num_partitions}`` mapping.
-
-        Raises ``TopicAlreadyExistsError`` unless ``exist_ok``. With ``wait`` (default), returns once
-        every partition of the new topics has a leader in the metadata. ``timeout_ms`` bounds the whole
-        call, the wait included.
-        """
-        d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
-            _topics.create_topics(
-                self.cluster,
-                d,
-                topics,
-                num_partitions=num_partitions,
-                replication_factor=replication_factor,
-                configs=configs,
-                exist_ok=exist_ok,
-                wait=wait,
-            )
-
     def admin(self) -> Any:
         """A :class:`kafkawire.admin.Admin` sharing this client's connections and retry policy (describe
         cluster/topics/configs, alter configs, create partitions, delete records, consumer groups).
@@ -333,19 +227,6 @@ class Client:
         from ..admin import Admin
 
         return Admin(client=self)
-
-    def delete_topics(
-        self,
-        names: Iterable[str],
-        *,
-        timeout_ms: int = 30_000,
-        missing_ok: bool = False,
-        deadline: Deadline | None = None,
-    ) -> None:
-        """Delete topics by name (``UnknownTopicOrPartitionError`` for a missing one unless ``missing_ok``)."""
-        d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
-            _topics.delete_topics(self.cluster, d, list(names), missing_ok=missing_ok)
 
     # -------------------------------------------------------------------------------------- produce
     def produce(
@@ -382,64 +263,25 @@ class Client:
         ``producer_state``: the producer identity to write with instead of the client's own (a
         transactional :class:`~kafkawire.Producer` passes its transaction manager; always idempotent).
         """
-        check_record_arguments(values, keys, headers)
-        if acks not in (-1, 0, 1):
-            raise ValueError(f"acks must be -1, 0 or 1, not {acks!r}")
-        vcol, kcol, ts = record_columns(values, keys, timestamps)
-        n = len(vcol)
-        if headers is not None and len(headers) != n:
-            raise ValueError(f"headers has {len(headers)} entries, expected {n}")
-        result = ProduceResult(
-            topic,
-            np.full(n, -1, dtype=np.int32),
-            np.full(n, -1, dtype=np.int64),
-            np.full(n, -1, dtype=np.int64),
-        )
-        if n == 0:
+        vcol, kcol, ts, result = produce_arguments(topic, values, keys, headers, timestamps, acks)
+        if len(vcol) == 0:
             return result
         d = self.deadline(timeout_ms, deadline)
-        cluster = self.cluster
-        with cluster.lock:
+        state = self._producer if producer_state is None else producer_state
+        with self.cluster.lock:
             try:
-                parts = self._partition(d, topic, partition, kcol, n)
+                parts = partition_records(self.cluster, self._partitioner, d, topic, partition, kcol, len(vcol))
             except KafkaTimeoutError as e:
                 raise not_sent(topic, result, vcol, kcol, ts, headers, partition, e) from e
             result.partition[:] = parts
-            state = self._producer if producer_state is None else producer_state
             send_records(
-                cluster,
-                state,
-                d,
-                topic=topic,
-                parts=parts,
-                vcol=vcol,
-                kcol=kcol,
-                ts=ts,
-                headers=headers,
-                acks=acks,
-                compression=compression,
+                self.cluster, state, d, topic=topic, parts=parts, vcol=vcol, kcol=kcol, ts=ts, headers=headers,
+                acks=acks, compression=compression,
                 idempotent=(self.enable_idempotence or state.transactional_id is not None) and acks == -1,
-                max_batch_bytes=self.max_batch_bytes,
-                result=result,
+                max_batch_bytes=self.max_batch_bytes, result=result,
                 max_in_flight=self.max_in_flight_requests_per_connection,
             )
         return result
-
-    def _partition(self, d: Deadline, topic: str, partition: int | None, kcol: Any, n: int) -> np.ndarray:
-        """The partition of each of ``n`` records: ``partition`` for all, else by key (murmur2) or one
-        rotating partition for keyless records, among the partitions with a leader. Caller holds the lock;
-        a KafkaTimeoutError means the topic's metadata could not be had (nothing was sent)."""
-        cluster = self.cluster
-        what = f"metadata of {topic!r}"
-        tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
-        if partition is not None and partition not in tm.partitions:
-            tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
-        if partition is not None:
-            if partition not in tm.partitions:
-                raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
-            return np.full(n, partition, dtype=np.int32)
-        available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]
-        return self._partitioner.partition(kcol, n, tm.num_partitions, available)
 
     # ---------------------------------------------------------------------------------------- fetch
     def fetch(

@@ -16,12 +16,18 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...columns import BinaryColumn
+from ...protocol.errors import UnknownTopicOrPartitionError
 
-__all__ = ["murmur2", "to_positive", "partition_for_key", "partitions_for_keys", "Partitioner"]
+if TYPE_CHECKING:
+    from ..cluster.cluster import Cluster
+    from ..net.deadline import Deadline
+
+__all__ = ["murmur2", "to_positive", "partition_for_key", "partitions_for_keys", "Partitioner", "partition_records"]
 
 _M = 0x5BD1E995
 _SEED = 0x9747B28C
@@ -152,3 +158,20 @@ class Partitioner:
         parts = partitions_for_keys(keys, num_partitions)
         parts[parts < 0] = unkeyed
         return parts
+
+
+def partition_records(cluster: Cluster, partitioner: Partitioner, d: Deadline, topic: str, partition: int | None,
+                      keys: BinaryColumn | None, n: int) -> np.ndarray:
+    """The partition of each of ``n`` records of one produce call: ``partition`` for all, else by key (murmur2) or
+    one rotating partition for keyless records, among the partitions with a leader. Caller holds the cluster's
+    lock; a KafkaTimeoutError means the topic's metadata could not be had (nothing was sent)."""
+    what = f"metadata of {topic!r}"
+    tm = cluster.call(d, lambda dd: cluster.topic(topic, dd), what=what, topics=[topic])
+    if partition is not None and partition not in tm.partitions:
+        tm = cluster.call(d, lambda dd: cluster.topic(topic, dd, refresh=True), what=what, topics=[topic])
+    if partition is not None:
+        if partition not in tm.partitions:
+            raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
+        return np.full(n, partition, dtype=np.int32)
+    available = [p for p, pm in tm.partitions.items() if pm.leader >= 0]
+    return partitioner.partition(keys, n, tm.num_partitions, available)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from ...protocol.errors import (
     UnknownProducerIdError,
     broker_error,
 )
-from ...records import encode_records
+from ...records import check_record_arguments, encode_records, record_columns
 from ..cluster.cluster import Cluster
 from ..cluster.quirks import LOWEST_VERSION
 from ..cluster.retry import is_retriable
@@ -35,7 +36,7 @@ from ..net.connection import PendingResponse
 from ..net.deadline import Deadline
 from ..types import ProduceResult, UnacknowledgedRecords
 
-__all__ = ["ProducerState", "send_records", "not_sent"]
+__all__ = ["ProducerState", "send_records", "not_sent", "produce_arguments"]
 
 log = logging.getLogger("kafkawire.client.produce")
 
@@ -60,6 +61,27 @@ def take(col: BinaryColumn, idx: np.ndarray) -> BinaryColumn:
         data = np.zeros(0, dtype=np.uint8)
     valid = None if col.valid is None else np.asarray(col.valid)[idx]
     return BinaryColumn(new_offsets.astype(np.int32), data, valid)
+
+
+def produce_arguments(
+    topic: str, values: Any, keys: Any, headers: Sequence[Any] | None, timestamps: Any, acks: int
+) -> tuple[BinaryColumn, BinaryColumn | None, np.ndarray, ProduceResult]:
+    """``Client.produce``'s arguments checked (``TypeError``/``ValueError`` naming the bad one) and turned into
+    columns, with the call's result before anything is sent (every partition and offset -1)."""
+    check_record_arguments(values, keys, headers)
+    if acks not in (-1, 0, 1):
+        raise ValueError(f"acks must be -1, 0 or 1, not {acks!r}")
+    vcol, kcol, ts = record_columns(values, keys, timestamps)
+    n = len(vcol)
+    if headers is not None and len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} entries, expected {n}")
+    result = ProduceResult(
+        topic,
+        np.full(n, -1, dtype=np.int32),
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64),
+    )
+    return vcol, kcol, ts, result
 
 
 class ProducerState:
