@@ -5,7 +5,8 @@ them on the way back, keeps several requests in flight on the socket (pipelining
 requests of one connection in the order they were sent), applies a deadline to every call, refuses a
 response whose announced size exceeds ``max_response_bytes`` *before* reading its body, negotiates API
 versions (ApiVersions, KIP-35/KIP-511) and authenticates with SASL (SaslHandshake v1 + SaslAuthenticate,
-KIP-152: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).
+KIP-152: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI); those steps of :meth:`BrokerConnection.connect`
+(and the TCP connect and TLS handshake) are :mod:`.handshake`'s.
 
 Any I/O failure, timeout or framing error closes the connection: the byte stream can no longer be trusted
 to be at a frame boundary, and every request still in flight fails with the same error.
@@ -30,10 +31,8 @@ from ...errors import ProtocolError
 from ..cluster.quirks import (
     DEFAULT_MAX_RESPONSE_BYTES,
     UNREQUESTED_ANSWERS_KEPT,
-    apiversions_retry_v0_on_garbled_answer,
 )
 from ..errors import (
-    AuthenticationFailedError,
     CorrelationIdMismatchError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -41,7 +40,8 @@ from ..errors import (
     ResponseTooLargeError,
 )
 from .deadline import Deadline
-from .sasl import SaslConfig, mechanism_for
+from .handshake import authenticate, negotiate_versions, open_socket
+from .sasl import SaslConfig
 
 __all__ = ["BrokerConnection", "PendingResponse", "DEFAULT_MAX_RESPONSE_BYTES"]
 
@@ -195,40 +195,7 @@ class BrokerConnection:
             budget = limit.remaining()
             if budget <= 0:
                 raise KafkaTimeoutError.nothing_left(f"no time left to connect to {self.host}:{self.port}")
-            try:
-                sock = socket.create_connection((self.host, self.port), timeout=budget)
-            except TimeoutError as e:
-                log.debug("connect to %s:%s timed out after %.3f s", self.host, self.port, budget)
-                raise KafkaTimeoutError(f"connect to {self.host}:{self.port} timed out after {budget:.3g} s") from e
-            except OSError as e:
-                log.debug("connect to %s:%s failed: %s", self.host, self.port, e)
-                raise KafkaConnectionError(f"cannot connect to {self.host}:{self.port}: {e}") from e
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if self.ssl_context is not None:
-                    sock.settimeout(max(0.001, limit.remaining()))
-                    sock = self.ssl_context.wrap_socket(sock, server_hostname=self.server_hostname or self.host)
-            except ssl.SSLCertVerificationError as e:
-                # Not retriable (Java's SslAuthenticationException): the certificate will not change.
-                sock.close()
-                raise AuthenticationFailedError(
-                    f"TLS certificate of {self.host}:{self.port} rejected: {e.verify_message}"
-                ) from e
-            except (OSError, ssl.SSLError) as e:
-                sock.close()
-                if "WRONG_VERSION_NUMBER" in str(e) or "record layer failure" in str(e):
-                    # The peer's first bytes are not a TLS record: a plaintext listener (or not Kafka).
-                    raise ListenerMismatchError(
-                        f"{self.host}:{self.port} did not answer the TLS handshake with TLS ({e}): it looks like "
-                        "a plaintext listener; set security.protocol=PLAINTEXT or SASL_PLAINTEXT for it, or "
-                        "use the cluster's TLS port"
-                    ) from e
-                hint = ""
-                if "UNEXPECTED_EOF" in str(e) or isinstance(e, ConnectionResetError):
-                    # A Kafka plaintext listener reads the ClientHello as an oversized request and hangs up.
-                    hint = (" (the peer hung up during the TLS handshake: if it is a plaintext listener, set "
-                            "security.protocol=PLAINTEXT or SASL_PLAINTEXT for it, or use the cluster's TLS port)")
-                raise KafkaConnectionError(f"TLS handshake with {self.host}:{self.port} failed: {e}{hint}") from e
+            sock = open_socket(self.host, self.port, limit, budget, self.ssl_context, self.server_hostname)
             self._sock = sock
             self._closed_error = None
             self._inflight.clear()
@@ -237,9 +204,9 @@ class BrokerConnection:
             self._no_reply.clear()
             try:
                 if negotiate:
-                    self._negotiate_versions(limit)
+                    self.versions = negotiate_versions(self, limit)
                 if self.sasl is not None:
-                    self._authenticate(self.sasl, limit)
+                    authenticate(self, self.sasl, limit)
             except BaseException as e:
                 log.debug("handshake with %s:%s failed: %s", self.host, self.port, e)
                 self.close()
@@ -503,50 +470,3 @@ class BrokerConnection:
         # Read-only: nothing writes this frame's buffer again, and decode_records copies a writable input
         # before decoding it (issue 12) but decodes a read-only one in place.
         return response_class.decode(memoryview(buf).toreadonly()[pos:], version, allow_trailing=True)
-
-    # --------------------------------------------------------------------------------- handshakes
-    def _negotiate_versions(self, deadline: Deadline) -> None:
-        from ...protocol.negotiation import ApiVersionsExchange
-
-        exchange = ApiVersionsExchange(client_id=self.client_id)
-        for _ in range(4):  # newest version, then the broker's suggestion, then v0 (KIP-511)
-            cid = self.next_correlation_id()
-            self.send_frame(exchange.request_frame(correlation_id=cid), cid, deadline=deadline)
-            frame = self.receive(cid, deadline=deadline)
-            try:
-                result = exchange.handle_response(frame)
-            except ProtocolError:
-                if not apiversions_retry_v0_on_garbled_answer(exchange.version):
-                    raise
-                exchange = ApiVersionsExchange(client_id=self.client_id, max_version=0)
-                continue
-            if result is not None:
-                self.versions = result
-                return
-        raise ProtocolError(f"ApiVersions negotiation with {self.host}:{self.port} did not converge")
-
-    def _authenticate(self, config: SaslConfig, deadline: Deadline) -> None:
-        from ...protocol import SaslAuthenticateRequest, SaslHandshakeRequest
-
-        mech = mechanism_for(config, self.host, deadline)
-        hs_version = self.version_for(SaslHandshakeRequest)
-        if hs_version < 1:
-            # v0 sends the tokens as bare size-prefixed frames instead of SaslAuthenticate (pre-KIP-152).
-            raise AuthenticationFailedError(f"{self.host}:{self.port} only speaks SaslHandshake v0")
-        hs = self.request(SaslHandshakeRequest(mechanism=mech.name), hs_version, deadline=deadline)
-        if hs.error_code != 0:
-            raise AuthenticationFailedError(
-                f"{self.host}:{self.port} refused SASL mechanism {mech.name} (error {hs.error_code}); "
-                f"it offers {list(hs.mechanisms or [])}"
-            )
-        token: bytes | None = mech.first_message()
-        while token is not None:
-            resp = self.request(SaslAuthenticateRequest(auth_bytes=token), deadline=deadline)
-            if resp.error_code != 0:
-                raise AuthenticationFailedError(
-                    f"SASL {mech.name} authentication of {config.username!r} with {self.host}:{self.port} "
-                    f"failed (error {resp.error_code}): {resp.error_message}"
-                )
-            token = mech.step(bytes(resp.auth_bytes or b""))
-        if not mech.complete:
-            raise AuthenticationFailedError(f"SASL {mech.name} exchange ended early")
