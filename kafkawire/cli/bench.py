@@ -50,6 +50,15 @@ from typing import Any
 
 import numpy as np
 
+from .bench_peers import (
+    confluent_consume,
+    confluent_produce,
+    installed_peers,
+    peer_decode,
+    peer_encode,
+    peer_security,
+)
+
 __all__ = ["BenchResult", "StartUp", "add_arguments", "format_startup", "format_table", "peer_security", "run",
            "run_benchmarks", "write_chart"]
 
@@ -184,48 +193,6 @@ def _median_seconds(fn: Callable[[], Any], repeat: int, expect: int | None = Non
     return statistics.median(times)
 
 
-def _peer_decode(memory_records_cls: Any, data: bytes) -> int:
-    mr = memory_records_cls(data)
-    n = 0
-    while mr.has_next():
-        batch = mr.next_batch()
-        if not batch.validate_crc():
-            raise RuntimeError("CRC mismatch")
-        for rec in batch:
-            rec.key, rec.value, rec.headers  # noqa: B018 - reading the fields is the measured work
-            n += 1
-    return n
-
-
-def _peer_encode(builder_cls: Any, keys: list[bytes], values: list[bytes], batch: int, codec_id: int) -> int:
-    total = 0
-    for lo in range(0, len(values), batch):
-        b = builder_cls(2, codec_id, 0, -1, -1, -1, 1 << 30)
-        for i in range(lo, min(len(values), lo + batch)):
-            b.append(i - lo, timestamp=_TS0 + i, key=keys[i], value=values[i], headers=[])
-        total += len(b.build())
-    return total
-
-
-def _peers() -> dict[str, dict[str, Any]]:
-    """Installed peers: name -> {"memory_records": cls, "builder": cls, "slow": bool}."""
-    found: dict[str, dict[str, Any]] = {}
-    try:
-        from aiokafka.record._crecords import DefaultRecordBatchBuilder, MemoryRecords
-
-        found["aiokafka (Cython)"] = {"memory_records": MemoryRecords, "builder": DefaultRecordBatchBuilder}
-    except ImportError:
-        pass
-    try:
-        from kafka.record.default_records import DefaultRecordBatchBuilder as KBuilder
-        from kafka.record.memory_records import MemoryRecords as KMemoryRecords
-
-        found["kafka-python"] = {"memory_records": KMemoryRecords, "builder": KBuilder, "slow": True}
-    except ImportError:
-        pass
-    return found
-
-
 def run_benchmarks(
     *,
     records: int,
@@ -253,7 +220,7 @@ def run_benchmarks(
     batches = _encode_all(keys, values, ts, batch_size, codec)
     data = b"".join(batches)
     bytes_per_record = len(data) / records
-    peers = _peers()
+    peers = installed_peers()
     results: list[BenchResult] = []
 
     def add(case: str, contender: str, n: int, seconds: float) -> None:
@@ -269,7 +236,7 @@ def run_benchmarks(
         if peer.get("slow") and records > slow_records:
             part = b"".join(batches[: max(1, slow_records // batch_size)])
         n = _batch_records(part)
-        add(case, name, n, _median_seconds(functools.partial(_peer_decode, peer["memory_records"], part), repeat, n))
+        add(case, name, n, _median_seconds(functools.partial(peer_decode, peer["memory_records"], part), repeat, n))
 
     # encode ------------------------------------------------------------------------------------------
     case = "encode"
@@ -279,8 +246,8 @@ def run_benchmarks(
     cid = codec_id(codec)
     for name, peer in peers.items():
         n = min(records, slow_records) if peer.get("slow") else records
-        add(case, name, n, _median_seconds(
-            functools.partial(_peer_encode, peer["builder"], key_list[:n], value_list[:n], batch_size, cid), repeat))
+        encode = functools.partial(peer_encode, peer["builder"], key_list[:n], value_list[:n], batch_size, cid, _TS0)
+        add(case, name, n, _median_seconds(encode, repeat))
 
     # consume end to end ------------------------------------------------------------------------------
     if bootstrap:
@@ -317,169 +284,113 @@ def _bench_broker(
 ) -> list[BenchResult]:
     from ..client import Client
 
-    n = len(values)
+    cases = _BrokerCases(bootstrap, keys, values, codec, repeat, bytes_per_record, log,
+                         {"client_id": "kafkawire-bench", **client_options}, peer_options, startup)
     topic = f"kafkawire-bench-{uuid.uuid4().hex[:12]}"
     sink = f"{topic}-produce"
-    out: list[BenchResult] = []
-    compression = None if codec == "none" else codec
-    options = {"client_id": "kafkawire-bench", **client_options}
-
-    def add(case: str, contender: str, seconds: float) -> None:
-        r = BenchResult(case, contender, n, int(round(n * bytes_per_record)), seconds)
-        out.append(r)
-        log(f"{case:>8} {contender:<20} {r.records_per_s / 1e6:8.3f} M records/s")
-
-    def first(case: str, contender: str, seconds: float) -> None:
-        startup.append(StartUp(case, contender, seconds))
-        log(f"{case:>8} {contender:<20} start-up {seconds * 1e3:8.1f} ms")
-
-    confluent_kafka: Any
-    try:
-        import confluent_kafka
-    except ImportError:
-        confluent_kafka = None
-
-    with Client(bootstrap, retry_timeout_ms=30_000, **options) as client:
+    with Client(bootstrap, retry_timeout_ms=30_000, **cases.options) as client:
         client.create_topics([topic, sink], num_partitions=partitions)
         try:
-            # produce ------------------------------------------------------------------------------
-            def kafkawire_produce(first_only: bool = False) -> int:
-                # A new client each run, like the confluent-kafka producer.
-                with Client(bootstrap, **options) as writer:
-                    if first_only:
-                        writer.produce(sink, [b"x"], acks=-1)
-                        return 1
-                    writer.produce(sink, values, keys, compression=compression, acks=-1)
-                    return n
-
-            add("produce", "kafkawire", _median_seconds(kafkawire_produce, repeat, n))
-            first("produce", "kafkawire", _median(lambda: _timed(lambda: kafkawire_produce(True)), repeat))
-            if confluent_kafka is not None:
-                key_list, value_list = keys.to_pylist(), values.to_pylist()
-                add("produce", "confluent-kafka", _median_seconds(
-                    lambda: _confluent_produce(confluent_kafka, bootstrap, sink, key_list, value_list, codec,
-                                               peer_options), repeat, n))
-                first("produce", "confluent-kafka", _median(lambda: _timed(lambda: _confluent_produce(
-                    confluent_kafka, bootstrap, sink, key_list[:1], value_list[:1], codec, peer_options)), repeat))
-
-            # consume ------------------------------------------------------------------------------
-            client.produce(topic, values, keys, compression=compression)
-            ends = {p: lo.offset for p, lo in client.list_offsets(topic).items()}
-            if sum(ends.values()) != n:
-                raise RuntimeError(f"produced {n} records but the topic holds {sum(ends.values())}")
-
-            def kafkawire_consume(first_only: bool = False) -> int:
-                # A new client each run, like the confluent-kafka consumer: connecting and the first
-                # metadata request are part of an end-to-end read.
-                with Client(bootstrap, **options) as reader:
-                    pos = {(topic, p): 0 for p in ends}
-                    got = 0
-                    while pos:
-                        res = reader.fetch_many(pos, max_bytes=32 << 20, partition_max_bytes=8 << 20)
-                        for tp, r in res.items():
-                            got += len(r.records)
-                            pos[tp] = r.next_offset
-                            if pos[tp] >= ends[tp[1]]:
-                                del pos[tp]
-                        if first_only and got:
-                            return got
-                    return got
-
-            add("consume", "kafkawire", _median_seconds(kafkawire_consume, repeat, n))
-            first("consume", "kafkawire", _median(lambda: _timed(lambda: kafkawire_consume(True)), repeat))
-            if confluent_kafka is not None:
-                add("consume", "confluent-kafka", _median_seconds(
-                    lambda: _confluent_consume(confluent_kafka, bootstrap, topic, list(ends), n, peer_options),
-                    repeat, n))
-                first("consume", "confluent-kafka", _median(lambda: _timed(lambda: _confluent_consume(
-                    confluent_kafka, bootstrap, topic, list(ends), 1, peer_options)), repeat))
+            cases.produce(sink)
+            cases.consume(client, topic)
         finally:
             client.delete_topics([topic, sink], missing_ok=True)
-    return out
+    return cases.out
+
+
+class _BrokerCases:
+    """The produce and consume cases against one broker: kafkawire, then confluent-kafka when installed."""
+
+    def __init__(self, bootstrap: str, keys: Any, values: Any, codec: str, repeat: int, bytes_per_record: float,
+                 log: Callable[[str], None], options: dict[str, Any], peer_options: dict[str, Any],
+                 startup: list[StartUp]) -> None:
+        self.bootstrap, self.keys, self.values, self.codec, self.repeat = bootstrap, keys, values, codec, repeat
+        self.n = len(values)
+        self.bytes_per_record, self.log, self.options, self.peer_options = bytes_per_record, log, options, peer_options
+        self.startup = startup
+        self.compression = None if codec == "none" else codec
+        self.out: list[BenchResult] = []
+        self.ck: Any
+        try:
+            import confluent_kafka
+
+            self.ck = confluent_kafka
+        except ImportError:
+            self.ck = None
+
+    def add(self, case: str, contender: str, seconds: float) -> None:
+        r = BenchResult(case, contender, self.n, int(round(self.n * self.bytes_per_record)), seconds)
+        self.out.append(r)
+        self.log(f"{case:>8} {contender:<20} {r.records_per_s / 1e6:8.3f} M records/s")
+
+    def first(self, case: str, contender: str, seconds: float) -> None:
+        self.startup.append(StartUp(case, contender, seconds))
+        self.log(f"{case:>8} {contender:<20} start-up {seconds * 1e3:8.1f} ms")
+
+    def produce(self, sink: str) -> None:
+        from ..client import Client
+
+        n, repeat, bootstrap, codec, peer_options = self.n, self.repeat, self.bootstrap, self.codec, self.peer_options
+
+        def kafkawire_produce(first_only: bool = False) -> int:
+            # A new client each run, like the confluent-kafka producer.
+            with Client(bootstrap, **self.options) as writer:
+                if first_only:
+                    writer.produce(sink, [b"x"], acks=-1)
+                    return 1
+                writer.produce(sink, self.values, self.keys, compression=self.compression, acks=-1)
+                return n
+
+        self.add("produce", "kafkawire", _median_seconds(kafkawire_produce, repeat, n))
+        self.first("produce", "kafkawire", _median(lambda: _timed(lambda: kafkawire_produce(True)), repeat))
+        if self.ck is not None:
+            ck = self.ck
+            key_list, value_list = self.keys.to_pylist(), self.values.to_pylist()
+            self.add("produce", "confluent-kafka", _median_seconds(
+                lambda: confluent_produce(ck, bootstrap, sink, key_list, value_list, codec, peer_options), repeat, n))
+            self.first("produce", "confluent-kafka", _median(lambda: _timed(lambda: confluent_produce(
+                ck, bootstrap, sink, key_list[:1], value_list[:1], codec, peer_options)), repeat))
+
+    def consume(self, client: Any, topic: str) -> None:
+        from ..client import Client
+
+        n, repeat, bootstrap, peer_options = self.n, self.repeat, self.bootstrap, self.peer_options
+        client.produce(topic, self.values, self.keys, compression=self.compression)
+        ends = {p: lo.offset for p, lo in client.list_offsets(topic).items()}
+        if sum(ends.values()) != n:
+            raise RuntimeError(f"produced {n} records but the topic holds {sum(ends.values())}")
+
+        def kafkawire_consume(first_only: bool = False) -> int:
+            # A new client each run, like the confluent-kafka consumer: connecting and the first
+            # metadata request are part of an end-to-end read.
+            with Client(bootstrap, **self.options) as reader:
+                pos = {(topic, p): 0 for p in ends}
+                got = 0
+                while pos:
+                    res = reader.fetch_many(pos, max_bytes=32 << 20, partition_max_bytes=8 << 20)
+                    for tp, r in res.items():
+                        got += len(r.records)
+                        pos[tp] = r.next_offset
+                        if pos[tp] >= ends[tp[1]]:
+                            del pos[tp]
+                    if first_only and got:
+                        return got
+                return got
+
+        self.add("consume", "kafkawire", _median_seconds(kafkawire_consume, repeat, n))
+        self.first("consume", "kafkawire", _median(lambda: _timed(lambda: kafkawire_consume(True)), repeat))
+        if self.ck is not None:
+            ck = self.ck
+            self.add("consume", "confluent-kafka", _median_seconds(
+                lambda: confluent_consume(ck, bootstrap, topic, list(ends), n, peer_options), repeat, n))
+            self.first("consume", "confluent-kafka", _median(lambda: _timed(lambda: confluent_consume(
+                ck, bootstrap, topic, list(ends), 1, peer_options)), repeat))
 
 
 def _timed(fn: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
-
-
-def peer_security(props: dict[str, str]) -> dict[str, Any]:
-    """librdkafka settings for the Java client properties of the command line: the names librdkafka shares
-    are passed on; a JAAS PLAIN/SCRAM login becomes ``sasl.username``/``sasl.password``, a PEM truststore
-    ``ssl.ca.location``. A JKS or PKCS12 store has no librdkafka equivalent here: an error names it."""
-    from ..client.config import parse_jaas_config
-    from ._common import CliError
-
-    out: dict[str, Any] = {}
-    for key in ("security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
-                "ssl.ca.location", "ssl.endpoint.identification.algorithm"):
-        if key in props:
-            out[key] = props[key]
-    if "sasl.jaas.config" in props:
-        jaas = parse_jaas_config(props["sasl.jaas.config"])
-        out.setdefault("sasl.username", jaas.options.get("username", ""))
-        out.setdefault("sasl.password", jaas.options.get("password", ""))
-    if "ssl.truststore.location" in props:
-        if props.get("ssl.truststore.type", "JKS").upper() != "PEM":
-            raise CliError("bench: confluent-kafka needs a PEM CA file (--ca-file or ssl.truststore.type=PEM)")
-        out["ssl.ca.location"] = props["ssl.truststore.location"]
-    return out
-
-
-def _confluent_produce(ck: Any, bootstrap: str, topic: str, keys: list[Any], values: list[Any], codec: str,
-                       security: dict[str, Any]) -> int:
-    """librdkafka's producer as its users drive it: produce() per record, poll() to serve callbacks, flush()."""
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-                            "compression.type": codec, **security})
-    errors: list[Any] = []
-
-    def done(err: Any, msg: Any) -> None:
-        if err is not None:
-            errors.append(err)
-
-    for i, (k, v) in enumerate(zip(keys, values)):
-        while True:
-            try:
-                producer.produce(topic, value=v, key=k, on_delivery=done)
-                break
-            except BufferError:  # its queue is full: serve deliveries, then retry
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    if producer.flush(120) or errors:
-        raise RuntimeError(f"confluent-kafka produce failed: {errors[:3]}")
-    return len(values)
-
-
-def _confluent_consume(ck: Any, bootstrap: str, topic: str, partitions: list[int], n: int,
-                       security: dict[str, Any] | None = None) -> int:
-    """librdkafka's batch API, touching each message's value (what a consumer loop does)."""
-    consumer = ck.Consumer(
-        {
-            **(security or {}),
-            "bootstrap.servers": bootstrap,
-            "group.id": f"kafkawire-bench-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            # Some development brokers (noida-db) ignore the fetch size limits and answer with the whole
-            # log; librdkafka would refuse such a response (receive.message.max.bytes, 100 MB by default)
-            # and retry it forever.
-            "receive.message.max.bytes": 1_000_000_000,
-        }
-    )
-    try:
-        consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions])
-        got = 0
-        deadline = time.monotonic() + 120
-        while got < n and time.monotonic() < deadline:
-            for m in consumer.consume(num_messages=min(n, 10_000), timeout=1.0):
-                if m.error() is None:
-                    m.value()
-                    got += 1
-        return got
-    finally:
-        consumer.close()
 
 
 # ------------------------------------------------------------------------------------------ output
