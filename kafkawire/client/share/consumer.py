@@ -184,7 +184,6 @@ class ShareConsumer:
     def _poll_loop(self, deadline: Deadline, timeout_ms: float) -> dict[TopicPartition, ShareRecordColumns]:
         heard = self._bytes_received()
         failures = 0
-        out: dict[TopicPartition, ShareRecordColumns]
         while True:
             if self._wakeup.is_set():
                 self._wakeup.clear()
