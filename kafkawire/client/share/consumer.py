@@ -188,7 +188,7 @@ class ShareConsumer:
             if self._wakeup.is_set():
                 self._wakeup.clear()
                 raise WakeupError("poll interrupted by wakeup()")
-            out: dict[TopicPartition, ShareRecordColumns] = {}
+            out = {}
             try:
                 self._member.heartbeat(deadline)
                 if deadline.remaining_ms() < _MIN_ROUND_MS:
