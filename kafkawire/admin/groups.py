@@ -96,7 +96,7 @@ def describe_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str])
     the same way), then one ConsumerGroupDescribe per coordinator for the groups DescribeGroups calls "not a
     classic group" (KIP-848 groups: Kafka 4 answers GROUP_ID_NOT_FOUND for them)."""
     wanted = list(dict.fromkeys(groups))
-    classic = _per_coordinator(cluster, deadline, wanted, _describe_classic, "describe groups")
+    classic = per_coordinator(cluster, deadline, wanted, _describe_classic, "describe groups")
     out: dict[str, GroupDescription] = {}
     not_classic: dict[str, BaseException] = {}
     for group in wanted:
@@ -108,7 +108,7 @@ def describe_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str])
         else:
             out[group] = got
     if not_classic:
-        modern = _per_coordinator(cluster, deadline, list(not_classic), _describe_modern, "describe consumer groups")
+        modern = per_coordinator(cluster, deadline, list(not_classic), _describe_modern, "describe consumer groups")
         for group, classic_error in not_classic.items():
             got = modern[group]
             if got is None or isinstance(got, BaseException):
@@ -121,7 +121,7 @@ def describe_groups(cluster: Cluster, deadline: Deadline, groups: Iterable[str])
     return {g: out[g] for g in wanted}
 
 
-def _per_coordinator(cluster: Cluster, deadline: Deadline, groups: list[str], ask: Any, what: str) -> dict[str, Any]:
+def per_coordinator(cluster: Cluster, deadline: Deadline, groups: list[str], ask: Any, what: str) -> dict[str, Any]:
     """``ask(conn, names, deadline) -> {group: result or broker error}`` once per coordinator for its groups,
     until every group has a result or a non-retriable error: groups answered NOT_COORDINATOR (or whose
     connection broke) are looked up again and asked again, COORDINATOR_LOAD_IN_PROGRESS asked again, until
@@ -298,7 +298,9 @@ def _existing_topics(cluster: Cluster, deadline: Deadline, topics: Iterable[str]
     }
 
 
-def _log_offsets(cluster: Cluster, deadline: Deadline, topics: Iterable[str], ts: int) -> dict[tuple[str, int], int]:
+def log_offsets(cluster: Cluster, deadline: Deadline, topics: Iterable[str], ts: int) -> dict[tuple[str, int], int]:
+    """Each partition of ``topics`` at timestamp ``ts`` (-2 earliest, -1 latest): ``{(topic, partition): offset}``
+    (for resets of consumer and share group offsets)."""
     out = {}
     for t in sorted(set(topics)):
         for p, lo in _offsets.list_offsets(cluster, deadline, t, None, ts, 0).items():
@@ -316,7 +318,7 @@ def list_group_offsets(
     committed = _fetch_committed(cluster, deadline, group)
     wanted = sorted(committed) if partitions is None else sorted(set(partitions))
     # Offsets of deleted topics are reported with end offset -1 (Kafka's tool prints "-").
-    ends = _log_offsets(cluster, deadline, _existing_topics(cluster, deadline, {t for t, _ in wanted}), _offsets.LATEST)
+    ends = log_offsets(cluster, deadline, _existing_topics(cluster, deadline, {t for t, _ in wanted}), _offsets.LATEST)
     out = {}
     for tp in wanted:
         off, meta, epoch = committed.get(tp, (-1, None, -1))
@@ -367,15 +369,15 @@ def reset_group_offsets(
     if gone and topics is not None:
         raise UnknownTopicOrPartitionError(f"reset offsets of group {group!r}: no topic(s) {gone}")
     parts = {tp for tp in parts if tp[0] not in gone}  # --all-topics: offsets of deleted topics stay as they are
-    earliest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.EARLIEST)
-    latest = _log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.LATEST)
+    earliest = log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.EARLIEST)
+    latest = log_offsets(cluster, deadline, named_topics + sorted({t for t, _ in parts}), _offsets.LATEST)
     parts |= {tp for tp in earliest if tp[0] in named_topics}
     missing = sorted(tp for tp in parts if tp not in latest)
     if missing:
         raise UnknownTopicOrPartitionError(f"no such partition(s): {missing}")
     at_time: dict[tuple[str, int], int] = {}
     if to_timestamp is not None:
-        at_time = _log_offsets(cluster, deadline, {t for t, _ in parts}, int(to_timestamp))
+        at_time = log_offsets(cluster, deadline, {t for t, _ in parts}, int(to_timestamp))
     out: dict[tuple[str, int], int] = {}
     for tp in sorted(parts):
         lo, hi = earliest[tp], latest[tp]

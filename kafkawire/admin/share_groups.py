@@ -125,7 +125,7 @@ def describe_share_groups(
 ) -> dict[str, ShareGroupDescription]:
     """See :meth:`kafkawire.admin.Admin.describe_share_groups`."""
     wanted = list(dict.fromkeys(groups))
-    got = _groups._per_coordinator(cluster, deadline, wanted, _describe, "describe share groups")
+    got = _groups.per_coordinator(cluster, deadline, wanted, _describe, "describe share groups")
     out = {}
     for group in wanted:
         if isinstance(got[group], BaseException):
@@ -230,12 +230,12 @@ def reset_share_group_offsets(
     """See :meth:`kafkawire.admin.Admin.reset_share_group_offsets`."""
     names = sorted(set(topics))
     if to_timestamp is not None:
-        plan = _groups._log_offsets(cluster, deadline, names, to_timestamp)
+        plan = _groups.log_offsets(cluster, deadline, names, to_timestamp)
     elif to in ("earliest", "latest"):
-        plan = _groups._log_offsets(cluster, deadline, names, -2 if to == "earliest" else -1)
+        plan = _groups.log_offsets(cluster, deadline, names, -2 if to == "earliest" else -1)
     elif isinstance(to, int) and not isinstance(to, bool):
-        start = _groups._log_offsets(cluster, deadline, names, -2)
-        end = _groups._log_offsets(cluster, deadline, names, -1)
+        start = _groups.log_offsets(cluster, deadline, names, -2)
+        end = _groups.log_offsets(cluster, deadline, names, -1)
         plan = {tp: min(max(to, start[tp]), end[tp]) for tp in start}  # outside the log: its nearer end
     else:
         raise ValueError(f"to must be 'earliest', 'latest' or an offset, not {to!r}")
