@@ -15,41 +15,15 @@ from collections import Counter
 
 import pytest
 
-from kafkawire.client import Client, ShareConsumer
-from kafkawire.client.cluster.retry import is_retriable
+from kafkawire.client import Client
 from kafkawire.testing import start_broker
 
-from .helpers import SHARE_BROKER_CONFIG, new_group, new_topic
+from .helpers import SHARE_BROKER_CONFIG, new_group, new_topic, resilient_member
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 PARTITIONS, PER_PARTITION = 3, 1_000
 WAIT_S = 240
-
-
-def _member(bootstrap: str, topic: str, group: str, stop: threading.Event, ledger: dict, errors: list) -> None:
-    try:
-        with ShareConsumer(bootstrap, group_id=group, acknowledgement_mode="explicit", max_poll_records=100) as c:
-            c.subscribe([topic])
-            while not stop.is_set():
-                try:
-                    out = c.poll(1000)
-                    for tp, cols in out.items():
-                        c.acknowledge(tp, cols.offset, "accept")
-                    results = c.commit(timeout_ms=15_000) if out else {}
-                except Exception as e:
-                    if not is_retriable(e):
-                        raise
-                    ledger["retried"].append(repr(e))
-                    continue
-                for (_, p), cols in out.items():
-                    recs = [(p, int(o)) for o in cols.offset]
-                    ledger["delivered"].extend(recs)
-                    (ledger["confirmed"] if results.get((topic, p), "none") is None else ledger["unconfirmed"]).extend(
-                        recs
-                    )
-    except BaseException as e:
-        errors.append(e)
 
 
 def test_members_ride_through_a_broker_sigkill_and_restart():
@@ -68,7 +42,7 @@ def test_members_ride_through_a_broker_sigkill_and_restart():
             sent.update((p, int(o)) for o in res.offset)
         client.close()
         for _ in range(2):
-            t = threading.Thread(target=_member, args=(broker.bootstrap, topic, group, stop, ledger, errors))
+            t = threading.Thread(target=resilient_member, args=(broker.bootstrap, topic, group, stop, ledger, errors))
             t.start()
             threads.append(t)
         until = time.monotonic() + WAIT_S

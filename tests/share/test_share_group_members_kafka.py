@@ -13,63 +13,18 @@ import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from kafkawire.client import Client, ShareConsumer
-from kafkawire.testing.java import java_command
 
-from .helpers import new_group, new_topic
+from .helpers import JavaMember, new_group, new_topic
 
 pytestmark = pytest.mark.broker
 
-JAVA_MEMBER = Path(__file__).parent / "java" / "ShareMember.java"
 PARTITIONS = 3
 PER_PARTITION = 2_000
 WAIT_S = 180  # a loaded 2-core machine
-
-
-class JavaMember:
-    """Kafka's KafkaShareConsumer in a JVM: what it accepted, read from its stdout by a thread."""
-
-    def __init__(self, bootstrap: str, topic: str, group: str) -> None:
-        cmd = java_command(JAVA_MEMBER, bootstrap, topic, group, "50")
-        self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        self.accepted: list[tuple[int, int, int]] = []
-        self.failed = 0
-        self.ready = threading.Event()
-        self.closed = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if not line.startswith("{"):
-                continue
-            msg = json.loads(line)
-            if msg.get("ready"):
-                self.ready.set()
-            if msg.get("closed"):
-                self.closed.set()
-            self.accepted.extend(tuple(r) for r in msg.get("accepted", ()))
-            self.failed += msg.get("failed", 0)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write("stop\n")
-            self.proc.stdin.flush()
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.reader.join(timeout=10)
 
 
 def _member(bootstrap: str, topic: str, group: str, mode: str, stop: threading.Event, accepted: list, errors: list):

@@ -2,7 +2,8 @@
 // share group tests. Explicit acknowledgement: every record is accepted, then commitSync(); for each commit
 // it prints one JSON line with the records whose acknowledgement the broker confirmed:
 //   {"accepted": [[partition, offset, deliveryCount], ...]}
-// and {"failed": n} for records of partitions whose commit failed. It prints {"ready": true} once
+// with "failed": n and "unconfirmed": [[partition, offset, deliveryCount], ...] for records of partitions whose commit failed or went unanswered (a poll or commit that
+// throws, as during a broker restart, is survived). It prints {"ready": true} once
 // subscribed and stops (closing the consumer) when a line arrives on stdin or stdin closes.
 //
 // Usage: ShareMember <bootstrap> <topic> <group> <maxPollRecords>
@@ -51,7 +52,12 @@ public class ShareMember {
             System.out.println("{\"ready\": true}");
             System.out.flush();
             while (!stop) {
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = consumer.poll(Duration.ofMillis(200));
+                } catch (KafkaException e) {
+                    continue;  // a broker restart: the next poll carries on
+                }
                 if (records.isEmpty()) {
                     continue;
                 }
@@ -61,33 +67,42 @@ public class ShareMember {
                     byPartition.computeIfAbsent(r.partition(), k -> new ArrayList<>())
                         .add(new long[] {r.partition(), r.offset(), r.deliveryCount().orElse((short) -1)});
                 }
-                Map<TopicIdPartition, Optional<KafkaException>> results = consumer.commitSync(Duration.ofSeconds(30));
-                StringBuilder out = new StringBuilder("{\"accepted\": [");
-                int failed = 0;
-                boolean first = true;
+                Map<TopicIdPartition, Optional<KafkaException>> results;
+                try {
+                    results = consumer.commitSync(Duration.ofSeconds(30));
+                } catch (KafkaException e) {
+                    results = Map.of();  // no answer: nothing of this poll is confirmed
+                }
+                List<long[]> confirmed = new ArrayList<>();
+                List<long[]> unconfirmed = new ArrayList<>();
                 for (Map.Entry<TopicIdPartition, Optional<KafkaException>> e : results.entrySet()) {
                     List<long[]> recs = byPartition.remove(e.getKey().partition());
-                    if (recs == null) {
-                        continue;
-                    }
-                    if (e.getValue().isPresent()) {
-                        failed += recs.size();
-                        continue;
-                    }
-                    for (long[] r : recs) {
-                        out.append(first ? "" : ",").append("[").append(r[0]).append(",").append(r[1]).append(",").append(r[2]).append("]");
-                        first = false;
+                    if (recs != null) {
+                        (e.getValue().isPresent() ? unconfirmed : confirmed).addAll(recs);
                     }
                 }
                 for (List<long[]> recs : byPartition.values()) {
-                    failed += recs.size();  // no result for the partition: not confirmed
+                    unconfirmed.addAll(recs);  // no result for the partition: not confirmed
                 }
-                out.append("], \"failed\": ").append(failed).append("}");
+                StringBuilder out = new StringBuilder("{\"accepted\": ");
+                append(out, confirmed);
+                out.append(", \"failed\": ").append(unconfirmed.size()).append(", \"unconfirmed\": ");
+                append(out, unconfirmed);
+                out.append("}");
                 System.out.println(out);
                 System.out.flush();
             }
         }
         System.out.println("{\"closed\": true}");
         System.out.flush();
+    }
+
+    static void append(StringBuilder out, List<long[]> recs) {
+        out.append("[");
+        for (int i = 0; i < recs.size(); i++) {
+            long[] r = recs.get(i);
+            out.append(i == 0 ? "" : ",").append("[").append(r[0]).append(",").append(r[1]).append(",").append(r[2]).append("]");
+        }
+        out.append("]");
     }
 }
