@@ -25,6 +25,22 @@ cdef extern from *:
     /* Strict UTF-8 (as Python's codec: no overlongs, no surrogates, nothing above U+10FFFF). 1 = valid. */
     static int kw_utf8_valid(const unsigned char *s, long long n) {
         long long i = 0;
+        /* all ASCII (the common case): OR every byte together, eight at a time; else the strict walk below */
+        if (n >= 8) {
+            unsigned long long acc = 0, w;
+            for (i = 0; i + 8 <= n; i += 8) {
+                memcpy(&w, s + i, 8);
+                acc |= w;
+            }
+            memcpy(&w, s + n - 8, 8);  /* the tail, overlapping the last word */
+            acc |= w;
+            if (!(acc & 0x8080808080808080ULL)) return 1;
+        } else {
+            unsigned char acc = 0;
+            for (i = 0; i < n; i++) acc |= s[i];
+            if (acc < 0x80) return 1;
+        }
+        i = 0;
         while (i < n) {
             unsigned char c = s[i];
             if (c < 0x80) {
@@ -104,6 +120,19 @@ DEF T_I64 = 1
 DEF T_F32 = 2
 DEF T_F64 = 3
 
+# fast codes (field()): the common ops with their column's kind and width checked once per decode() call
+DEF F_GENERIC = 0
+DEF F_LONG64 = 1
+DEF F_INT32 = 2
+DEF F_DOUBLE = 3
+DEF F_FLOAT32 = 4
+DEF F_BOOL = 5
+DEF F_BYTES = 6
+DEF F_ENUM = 7
+DEF F_NULL = 8
+DEF F_RECORD = 9
+DEF F_UNION = 10
+
 DEF E_DECODE = 1
 DEF E_MEMORY = 2
 
@@ -127,6 +156,7 @@ cdef struct Col:
 
 cdef struct St:
     const int64_t* nodes
+    const uint8_t* fast
     const int32_t* kids
     const uint8_t** blob_p
     const int64_t* blob_n
@@ -200,6 +230,31 @@ cdef inline int read_long(St* s, int64_t* out) noexcept nogil:
     cdef uint64_t z = 0
     cdef int shift = 0
     cdef uint8_t c
+    cdef const uint8_t* p
+    cdef int i
+    if s.pos < s.end:
+        c = s.buf[s.pos]
+        if c < 0x80:  # one byte (|value| < 64): most lengths, indexes and small numbers
+            s.pos += 1
+            out[0] = <int64_t>(c >> 1) ^ -(<int64_t>(c & 1))
+            return 0
+        if s.end - s.pos >= 10:
+            # a varint is at most 10 bytes: with 10 left, no byte needs its own bounds check
+            p = s.buf + s.pos
+            i = 0
+            while True:
+                c = p[i]
+                i += 1
+                if i == 10 and c > 1:
+                    snprintf(s.msg, MSG, "varint overflows 64 bits at byte %lld", <long long>(s.pos + 9 - s.base))
+                    return fail(s)
+                z |= (<uint64_t>(c & 0x7F)) << shift
+                if c < 0x80:
+                    break
+                shift += 7
+            s.pos += i
+            out[0] = <int64_t>(z >> 1) ^ -(<int64_t>(z & 1))
+            return 0
     while True:
         if s.pos >= s.end:
             snprintf(s.msg, MSG, "value truncated: varint runs past the end at byte %lld", <long long>(s.pos - s.base))
@@ -289,6 +344,58 @@ cdef int append_null(St* s, int64_t c) noexcept nogil:
     return 0
 
 
+cdef inline int read_bytes(St* s, int64_t c, int64_t utf8) noexcept nogil:
+    """OP_BYTES: a length-prefixed string (checked as UTF-8 when ``utf8``) or bytes into var column ``c``."""
+    cdef int64_t v, start
+    cdef int32_t i32
+    cdef Col* col
+    if read_len(s, &v) < 0:
+        return -1
+    start = s.pos
+    if utf8 and not kw_utf8_valid(s.buf + s.pos, v):
+        snprintf(s.msg, MSG, "invalid UTF-8 in a string at byte %lld", <long long>(start - s.base))
+        return fail(s)
+    s.pos += v
+    if c < 0:
+        return 0
+    col = &s.cols[c]
+    if col.valid.n >= col.valid.cap or col.offs.n + 4 > col.offs.cap or col.data.n + v > col.data.cap:
+        if reserve(s, &col.valid, 1) < 0 or reserve(s, &col.offs, 4) < 0 or reserve(s, &col.data, v) < 0:
+            return -1
+    if col.data.n + v > INT32_MAX:
+        snprintf(s.msg, MSG, "a column exceeds 2 GiB of data: decode fewer values at a time")
+        return fail(s)
+    col.valid.p[col.valid.n] = 1
+    col.valid.n += 1
+    col.length += 1
+    if v:  # an empty string into a column with no data yet: no arithmetic on its NULL pointer (UBSan)
+        memcpy(col.data.p + col.data.n, s.buf + start, v)
+    col.data.n += v
+    i32 = <int32_t>col.data.n
+    memcpy(col.offs.p + col.offs.n, &i32, 4)
+    col.offs.n += 4
+    return 0
+
+
+cdef inline int read_enum(St* s, int64_t c, int64_t a0, int64_t blob) noexcept nogil:
+    """OP_ENUM: a symbol index of an enum of ``a0`` symbols, mapped by the blob to the reader's index."""
+    cdef int64_t i, start
+    cdef int32_t i32
+    start = s.pos
+    if read_long(s, &i) < 0:
+        return -1
+    if i < 0 or i >= a0:
+        snprintf(s.msg, MSG, "invalid enum index %lld at byte %lld (the enum has %lld symbols)",
+                 <long long>i, <long long>(start - s.base), <long long>a0)
+        return fail(s)
+    memcpy(&i32, s.blob_p[blob] + 4 * i, 4)
+    if i32 < 0:
+        snprintf(s.msg, MSG, "enum symbol %lld at byte %lld is not in the reader enum, which has no default",
+                 <long long>i, <long long>(start - s.base))
+        return fail(s)
+    return push_fixed(s, c, &i32, 4)
+
+
 cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
     """The ops that read one scalar (the common case, kept out of run()'s large frame); 1: not a leaf op."""
     cdef int64_t op = nd[0], c = nd[1], a0 = nd[2], blob = nd[7]
@@ -317,32 +424,7 @@ cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
         f64 = <double>v
         return push_fixed(s, c, &f64, 8)
     if op == OP_BYTES:
-        if read_len(s, &v) < 0:
-            return -1
-        start = s.pos
-        if a0 and not kw_utf8_valid(s.buf + s.pos, v):
-            snprintf(s.msg, MSG, "invalid UTF-8 in a string at byte %lld", <long long>(start - s.base))
-            return fail(s)
-        s.pos += v
-        if c < 0:
-            return 0
-        col = &s.cols[c]
-        if col.valid.n >= col.valid.cap or col.offs.n + 4 > col.offs.cap or col.data.n + v > col.data.cap:
-            if reserve(s, &col.valid, 1) < 0 or reserve(s, &col.offs, 4) < 0 or reserve(s, &col.data, v) < 0:
-                return -1
-        if col.data.n + v > INT32_MAX:
-            snprintf(s.msg, MSG, "a column exceeds 2 GiB of data: decode fewer values at a time")
-            return fail(s)
-        col.valid.p[col.valid.n] = 1
-        col.valid.n += 1
-        col.length += 1
-        if v:  # an empty string into a column with no data yet: no arithmetic on its NULL pointer (UBSan)
-            memcpy(col.data.p + col.data.n, s.buf + start, v)
-        col.data.n += v
-        i32 = <int32_t>col.data.n
-        memcpy(col.offs.p + col.offs.n, &i32, 4)
-        col.offs.n += 4
-        return 0
+        return read_bytes(s, c, a0)
     if op == OP_NULL:
         if c >= 0:
             return append_null(s, c)
@@ -378,29 +460,17 @@ cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
         s.pos += a0
         return push_fixed(s, c, s.buf + s.pos - a0, a0)
     if op == OP_ENUM:
-        start = s.pos
-        if read_long(s, &i) < 0:
-            return -1
-        if i < 0 or i >= a0:
-            snprintf(s.msg, MSG, "invalid enum index %lld at byte %lld (the enum has %lld symbols)",
-                     <long long>i, <long long>(start - s.base), <long long>a0)
-            return fail(s)
-        memcpy(&i32, s.blob_p[blob] + 4 * i, 4)
-        if i32 < 0:
-            snprintf(s.msg, MSG, "enum symbol %lld at byte %lld is not in the reader enum, which has no default",
-                     <long long>i, <long long>(start - s.base))
-            return fail(s)
-        return push_fixed(s, c, &i32, 4)
+        return read_enum(s, c, a0, blob)
     return 1
 
 
 cdef int run(St* s, int64_t n, int depth) noexcept nogil:
+    """The ops field() leaves to it: decimals, durations, arrays and maps, union branches, defaults, errors."""
     cdef const int64_t* nd = s.nodes + 8 * n
     cdef int64_t op = nd[0], c = nd[1], a0 = nd[2], a1 = nd[3], koff = nd[5], kn = nd[6], blob = nd[7]
     cdef int64_t v, i, count, start, j, width, item, total
     cdef int32_t i32
     cdef uint8_t b
-    cdef const int64_t* kd
     cdef uint8_t dec[32]
     cdef uint8_t mag[32]
     cdef const uint8_t* limit
@@ -411,45 +481,6 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
     cdef const uint8_t* saved_buf
     cdef int64_t saved_pos, saved_end, saved_base
     cdef int rc
-    cdef int rc0 = leaf(s, nd)
-    if rc0 != 1:
-        return rc0
-    if op == OP_RECORD:
-        if depth >= MAX_DEPTH:
-            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
-                     <long long>(s.pos - s.base))
-            return fail(s)
-        for j in range(koff, koff + kn):
-            kd = s.nodes + 8 * s.kids[j]
-            if kd[0] == OP_LONG and kd[2] == T_I64:
-                # the most common field, a long into a long column, without a call
-                if read_long(s, &v) < 0 or push_fixed(s, kd[1], &v, 8) < 0:
-                    return -1
-                continue
-            rc = leaf(s, kd)
-            if rc == 1:
-                rc = run(s, s.kids[j], depth + 1)
-            if rc < 0:
-                return -1
-        if c >= 0:
-            return slot(s, &s.cols[c], 1)
-        return 0
-    if op == OP_UNION:
-        if depth >= MAX_DEPTH:
-            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
-                     <long long>(s.pos - s.base))
-            return fail(s)
-        start = s.pos
-        if read_long(s, &i) < 0:
-            return -1
-        if i < 0 or i >= kn:
-            snprintf(s.msg, MSG, "invalid union index %lld at byte %lld (the union has %lld branches)",
-                     <long long>i, <long long>(start - s.base), <long long>kn)
-            return fail(s)
-        rc = leaf(s, s.nodes + 8 * s.kids[koff + i])
-        if rc == 1:
-            rc = run(s, s.kids[koff + i], depth + 1)
-        return rc
     if op == OP_DEC_BYTES or op == OP_DEC_FIXED:
         start = s.pos
         if op == OP_DEC_BYTES:
@@ -546,12 +577,9 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
                     return fail(s)
                 s.zero_budget -= count
             for j in range(count):
-                if op == OP_MAP and run(s, s.kids[koff], depth + 1) < 0:
+                if op == OP_MAP and field(s, s.kids[koff], depth + 1) < 0:
                     return -1
-                rc = leaf(s, s.nodes + 8 * item)
-                if rc == 1:
-                    rc = run(s, item, depth + 1)
-                if rc < 0:
+                if field(s, item, depth + 1) < 0:
                     return -1
         if c < 0:
             return 0
@@ -569,11 +597,11 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
             return -1
         if push_i32(s, &col.offs, <int32_t>s.cols[col.children[a0]].length) < 0:
             return -1
-        return run(s, s.kids[koff], depth + 1)
+        return field(s, s.kids[koff], depth + 1)
     if op == OP_DEFAULT:
         saved_buf, saved_pos, saved_end, saved_base = s.buf, s.pos, s.end, s.base
         s.buf, s.pos, s.end, s.base = s.blob_p[blob], 0, s.blob_n[blob], 0
-        rc = run(s, s.kids[koff], depth + 1)
+        rc = field(s, s.kids[koff], depth + 1)
         s.buf, s.pos, s.end, s.base = saved_buf, saved_pos, saved_end, saved_base
         return rc
     if op == OP_ERROR:
@@ -583,6 +611,135 @@ cdef int run(St* s, int64_t n, int depth) noexcept nogil:
         return fail(s)
     snprintf(s.msg, MSG, "corrupt program: op %lld", <long long>op)
     return fail(s)
+
+
+cdef inline int scalar(St* s, int code, const int64_t* nd) noexcept nogil:
+    """The scalar fast codes (field() and the record loop); 1: not one of them."""
+    cdef int64_t v
+    cdef int32_t i32
+    cdef uint8_t b
+    if code == F_LONG64:
+        if read_long(s, &v) < 0:
+            return -1
+        return push_fixed(s, nd[1], &v, 8)
+    elif code == F_INT32:
+        if read_int(s, &v) < 0:
+            return -1
+        i32 = <int32_t>v
+        return push_fixed(s, nd[1], &i32, 4)
+    elif code == F_DOUBLE:
+        if need(s, 8) < 0:
+            return -1
+        s.pos += 8
+        return push_fixed(s, nd[1], s.buf + s.pos - 8, 8)
+    elif code == F_FLOAT32:
+        if need(s, 4) < 0:
+            return -1
+        s.pos += 4
+        return push_fixed(s, nd[1], s.buf + s.pos - 4, 4)
+    elif code == F_BOOL:
+        if need(s, 1) < 0:
+            return -1
+        b = s.buf[s.pos]
+        if b > 1:
+            snprintf(s.msg, MSG, "boolean byte %d is not 0 or 1 at byte %lld", <int>b, <long long>(s.pos - s.base))
+            return fail(s)
+        s.pos += 1
+        return push_fixed(s, nd[1], &b, 1)
+    elif code == F_BYTES:
+        return read_bytes(s, nd[1], nd[2])
+    elif code == F_ENUM:
+        return read_enum(s, nd[1], nd[2], nd[7])
+    return 1
+
+
+cdef int field(St* s, int64_t n, int depth) noexcept nogil:
+    """Read node ``n``'s value: one switch on the node's fast code (set up by decode()) for the common ops,
+    with the column and width known from the code; run() for the rest."""
+    cdef const int64_t* nd = s.nodes + 8 * n
+    cdef int code = s.fast[n]
+    cdef int64_t v, j, start
+    cdef int rc
+    cdef int64_t kn
+    cdef int kc
+    if code == F_NULL:
+        return append_null(s, nd[1])
+    elif code == F_RECORD:
+        if depth >= MAX_DEPTH:
+            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
+                     <long long>(s.pos - s.base))
+            return fail(s)
+        for j in range(nd[5], nd[5] + nd[6]):
+            kn = s.kids[j]
+            kc = s.fast[kn]
+            if F_LONG64 <= kc <= F_ENUM:  # a scalar field: no call
+                rc = scalar(s, kc, s.nodes + 8 * kn)
+            else:
+                rc = field(s, kn, depth + 1)
+            if rc < 0:
+                return -1
+        if nd[1] >= 0:
+            return slot(s, &s.cols[nd[1]], 1)
+        return 0
+    elif code == F_UNION:
+        if depth >= MAX_DEPTH:
+            snprintf(s.msg, MSG, "value nested deeper than %d levels at byte %lld", MAX_DEPTH,
+                     <long long>(s.pos - s.base))
+            return fail(s)
+        start = s.pos
+        if read_long(s, &v) < 0:
+            return -1
+        if v < 0 or v >= nd[6]:
+            snprintf(s.msg, MSG, "invalid union index %lld at byte %lld (the union has %lld branches)",
+                     <long long>v, <long long>(start - s.base), <long long>nd[6])
+            return fail(s)
+        kn = s.kids[nd[5] + v]
+        kc = s.fast[kn]
+        if F_LONG64 <= kc <= F_ENUM:
+            return scalar(s, kc, s.nodes + 8 * kn)
+        return field(s, kn, depth + 1)
+    rc = scalar(s, code, nd)
+    if rc != 1:
+        return rc
+    rc = leaf(s, nd)
+    if rc != 1:
+        return rc
+    return run(s, n, depth)
+
+
+cdef int fast_code(const int64_t* nd, const Col* cols, int64_t ncols) noexcept nogil:
+    """The fast code of a node: an op whose column and target are the common ones, checked against the column
+    it writes (kind and width), so field() never writes a value of the wrong width; 0: leave it to leaf/run."""
+    cdef int64_t op = nd[0], c = nd[1], a0 = nd[2]
+    cdef const Col* col
+    if op == OP_RECORD:
+        return F_RECORD
+    if op == OP_UNION:
+        return F_UNION
+    if c < 0 or c >= ncols:
+        return F_GENERIC
+    col = &cols[c]
+    if op == OP_NULL:
+        return F_NULL
+    if col.kind == K_VAR:
+        if op == OP_BYTES:
+            return F_BYTES
+        return F_GENERIC
+    if col.kind != K_FIXED:
+        return F_GENERIC
+    if op == OP_LONG and a0 == T_I64 and col.width == 8:
+        return F_LONG64
+    if op == OP_INT and a0 == T_I32 and col.width == 4:
+        return F_INT32
+    if op == OP_DOUBLE and a0 == T_F64 and col.width == 8:
+        return F_DOUBLE
+    if op == OP_FLOAT and a0 == T_F32 and col.width == 4:
+        return F_FLOAT32
+    if op == OP_BOOL and col.width == 1:
+        return F_BOOL
+    if op == OP_ENUM and col.width == 4:
+        return F_ENUM
+    return F_GENERIC
 
 
 cdef class Chunk:
@@ -645,7 +802,7 @@ cdef int decode_row(St* s, const uint8_t* data, int64_t start, int64_t end, cons
     s.end = end
     s.base = start
     s.zero_budget = ZERO_SIZE_ITEMS
-    return run(s, node, 0)
+    return field(s, node, 0)
 
 
 def decode(cnp.ndarray nodes, cnp.ndarray kids, list blobs, list col_kinds, list col_widths, list col_children,
@@ -653,6 +810,7 @@ def decode(cnp.ndarray nodes, cnp.ndarray kids, list blobs, list col_kinds, list
     """As :func:`kafkawire.serde._avro_pure.decode` (same arguments, same results, same errors)."""
     cdef cnp.ndarray[cnp.int64_t, ndim=2, mode="c"] nodes_c = np.ascontiguousarray(nodes, dtype=np.int64)
     cdef cnp.ndarray[cnp.int32_t, ndim=1, mode="c"] kids_c = np.ascontiguousarray(kids, dtype=np.int32)
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1, mode="c"] fast_c = np.zeros(max(nodes.shape[0], 1), dtype=np.uint8)
     cdef cnp.ndarray[cnp.uint8_t, ndim=1, mode="c"] data_c = np.ascontiguousarray(data, dtype=np.uint8)
     cdef cnp.ndarray[cnp.int32_t, ndim=1, mode="c"] offs_c = np.ascontiguousarray(offsets, dtype=np.int32)
     cdef cnp.ndarray[cnp.uint8_t, ndim=1, mode="c"] valid_c
@@ -729,6 +887,9 @@ def decode(cnp.ndarray nodes, cnp.ndarray kids, list blobs, list col_kinds, list
             if col.kind == K_FIXED and reserve(&st, &col.data, <size_t>col.width * nrows) < 0:
                 raise MemoryError()
         st.nodes = <const int64_t*>&nodes_c[0, 0] if nodes_c.shape[0] else NULL
+        for k in range(nodes_c.shape[0]):
+            fast_c[k] = fast_code(st.nodes + 8 * k, st.cols, ncols)
+        st.fast = &fast_c[0]
         st.kids = <const int32_t*>&kids_c[0]
         st.blob_p = blob_p
         st.blob_n = <const int64_t*>&blob_n[0]
