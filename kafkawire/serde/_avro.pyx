@@ -662,6 +662,8 @@ cdef int field(St* s, int64_t n, int depth) noexcept nogil:
     cdef int rc
     cdef int64_t kn
     cdef int kc
+    cdef int32_t i32
+    cdef const int64_t* kd
     if code == F_NULL:
         return append_null(s, nd[1])
     elif code == F_RECORD:
@@ -672,8 +674,24 @@ cdef int field(St* s, int64_t n, int depth) noexcept nogil:
         for j in range(nd[5], nd[5] + nd[6]):
             kn = s.kids[j]
             kc = s.fast[kn]
-            if F_LONG64 <= kc <= F_ENUM:  # a scalar field: no call
-                rc = scalar(s, kc, s.nodes + 8 * kn)
+            kd = s.nodes + 8 * kn
+            # the scalar fields inline (as scalar() does them): no call per field
+            if kc == F_LONG64:
+                if read_long(s, &v) < 0:
+                    return -1
+                rc = push_fixed(s, kd[1], &v, 8)
+            elif kc == F_INT32:
+                if read_int(s, &v) < 0:
+                    return -1
+                i32 = <int32_t>v
+                rc = push_fixed(s, kd[1], &i32, 4)
+            elif kc == F_DOUBLE:
+                if need(s, 8) < 0:
+                    return -1
+                s.pos += 8
+                rc = push_fixed(s, kd[1], s.buf + s.pos - 8, 8)
+            elif kc == F_FLOAT32 or kc == F_BOOL or kc == F_BYTES or kc == F_ENUM:
+                rc = scalar(s, kc, kd)
             else:
                 rc = field(s, kn, depth + 1)
             if rc < 0:
