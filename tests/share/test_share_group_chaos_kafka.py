@@ -68,9 +68,12 @@ class Victim:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            if line.startswith("{"):
-                for key, recs in json.loads(line).items():
-                    self.ledger[key].extend(tuple(r) for r in recs)
+            try:
+                msg = json.loads(line) if line.startswith("{") else {}
+            except ValueError:
+                continue  # the line the SIGKILL cut short
+            for key, recs in msg.items():
+                self.ledger[key].extend(tuple(r) for r in recs)
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
