@@ -675,7 +675,7 @@ cdef int field(St* s, int64_t n, int depth) noexcept nogil:
             kn = s.kids[j]
             kc = s.fast[kn]
             kd = s.nodes + 8 * kn
-            # the scalar fields inline (as scalar() does them): no call per field
+            # the scalar fields inline (as scalar() does them): no call per field for the common ones
             if kc == F_LONG64:
                 if read_long(s, &v) < 0:
                     return -1
@@ -690,7 +690,14 @@ cdef int field(St* s, int64_t n, int depth) noexcept nogil:
                     return -1
                 s.pos += 8
                 rc = push_fixed(s, kd[1], s.buf + s.pos - 8, 8)
-            elif kc == F_FLOAT32 or kc == F_BOOL or kc == F_BYTES or kc == F_ENUM:
+            elif kc == F_BYTES:
+                rc = read_bytes(s, kd[1], kd[2])
+            elif kc == F_FLOAT32:
+                if need(s, 4) < 0:
+                    return -1
+                s.pos += 4
+                rc = push_fixed(s, kd[1], s.buf + s.pos - 4, 4)
+            elif kc == F_BOOL or kc == F_ENUM:
                 rc = scalar(s, kc, kd)
             else:
                 rc = field(s, kn, depth + 1)
