@@ -248,15 +248,7 @@ def tune(
     from ..client import Client
     from . import workloads
 
-    if goal not in GOALS:
-        raise ValueError(f"goal must be one of {GOALS}, not {goal!r}")
-    bad_roles = set(roles) - {"producer", "consumer"}
-    if bad_roles or not roles:
-        raise ValueError(f"roles must be 'producer' and/or 'consumer', not {list(roles)!r}")
-    n_produce = int(records or (20_000 if quick else 200_000))
-    n_consume = int(consumer_records or (50_000 if quick else 500_000))
-    if n_produce < 1 or n_consume < 1 or record_size < 0 or repeat < 1:
-        raise ValueError("records, consumer_records and repeat must be >= 1, record_size >= 0")
+    n_produce, n_consume = _checked_sizes(goal, roles, quick, records, consumer_records, record_size, repeat)
     options = {"client_id": "kafkawire-tune", **dict(client_options or {})}
     plan = _plan(quick, roles, overrides or {})
     report = TuneReport(goal, bootstrap, record_size)
@@ -295,6 +287,23 @@ def tune(
             report.topics_deleted = topics.cleanup()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _checked_sizes(
+    goal: str, roles: Sequence[str], quick: bool, records: int | None, consumer_records: int | None,
+    record_size: int, repeat: int,
+) -> tuple[int, int]:
+    """:func:`tune`'s arguments checked; the records per producer and per consumer trial."""
+    if goal not in GOALS:
+        raise ValueError(f"goal must be one of {GOALS}, not {goal!r}")
+    bad_roles = set(roles) - {"producer", "consumer"}
+    if bad_roles or not roles:
+        raise ValueError(f"roles must be 'producer' and/or 'consumer', not {list(roles)!r}")
+    n_produce = int(records or (20_000 if quick else 200_000))
+    n_consume = int(consumer_records or (50_000 if quick else 500_000))
+    if n_produce < 1 or n_consume < 1 or record_size < 0 or repeat < 1:
+        raise ValueError("records, consumer_records and repeat must be >= 1, record_size >= 0")
+    return n_produce, n_consume
 
 
 def _median_trial(runs: Sequence[Trial]) -> Trial:

@@ -17,13 +17,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire share-groups``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = add_action(sub, "list", help="list share groups with their state")
+    ls = add_action(sub, "list", help="list share groups with their state", json_help="print JSON instead of a table")
     ls.add_argument("--state", action="append", metavar="STATE", help="only groups in this state (repeatable)")
-    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    describe = add_action(sub, "describe", help="state, members with their assignments, start offsets and lag")
+    describe = add_action(sub, "describe", help="state, members with their assignments, start offsets and lag",
+                          json_help="print JSON instead of tables")
     describe.add_argument("groups", nargs="+", metavar="GROUP")
-    describe.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
     delete = add_action(sub, "delete", help="delete share groups with no members (or, with --topic, their offsets)")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
