@@ -396,6 +396,19 @@ cdef inline int read_enum(St* s, int64_t c, int64_t a0, int64_t blob) noexcept n
     return push_fixed(s, c, &i32, 4)
 
 
+cdef inline int read_bool(St* s, int64_t c) noexcept nogil:
+    """One boolean byte (0 or 1: anything else is an error) into column ``c``."""
+    cdef uint8_t b
+    if need(s, 1) < 0:
+        return -1
+    b = s.buf[s.pos]
+    if b > 1:
+        snprintf(s.msg, MSG, "boolean byte %d is not 0 or 1 at byte %lld", <int>b, <long long>(s.pos - s.base))
+        return fail(s)
+    s.pos += 1
+    return push_fixed(s, c, &b, 1)
+
+
 cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
     """The ops that read one scalar (the common case, kept out of run()'s large frame); 1: not a leaf op."""
     cdef int64_t op = nd[0], c = nd[1], a0 = nd[2], blob = nd[7]
@@ -446,14 +459,7 @@ cdef inline int leaf(St* s, const int64_t* nd) noexcept nogil:
         f64 = <double>f32
         return push_fixed(s, c, &f64, 8)
     if op == OP_BOOL:
-        if need(s, 1) < 0:
-            return -1
-        b = s.buf[s.pos]
-        if b > 1:
-            snprintf(s.msg, MSG, "boolean byte %d is not 0 or 1 at byte %lld", <int>b, <long long>(s.pos - s.base))
-            return fail(s)
-        s.pos += 1
-        return push_fixed(s, c, &b, 1)
+        return read_bool(s, c)
     if op == OP_FIXED:
         if need(s, a0) < 0:
             return -1
@@ -638,14 +644,7 @@ cdef inline int scalar(St* s, int code, const int64_t* nd) noexcept nogil:
         s.pos += 4
         return push_fixed(s, nd[1], s.buf + s.pos - 4, 4)
     elif code == F_BOOL:
-        if need(s, 1) < 0:
-            return -1
-        b = s.buf[s.pos]
-        if b > 1:
-            snprintf(s.msg, MSG, "boolean byte %d is not 0 or 1 at byte %lld", <int>b, <long long>(s.pos - s.base))
-            return fail(s)
-        s.pos += 1
-        return push_fixed(s, nd[1], &b, 1)
+        return read_bool(s, nd[1])
     elif code == F_BYTES:
         return read_bytes(s, nd[1], nd[2])
     elif code == F_ENUM:
