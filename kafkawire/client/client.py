@@ -420,3 +420,17 @@ class Client(ClusterCalls):
         d = self.deadline(timeout_ms, deadline)
         with self.cluster.lock:
             return _offsets.committed(self.cluster, d, group, list(partitions))
+
+
+def resolve_client(
+    bootstrap_servers: str | Sequence[str] | None, client: Client | None, client_options: Mapping[str, Any]
+) -> tuple[Client, bool]:
+    """The client a consumer or producer uses, and whether it owns it (and closes it): ``client`` when given
+    (then no client options may be), else a new one for ``bootstrap_servers`` with ``client_options``."""
+    if client is not None:
+        if client_options:
+            raise ValueError("client options given together with a client")
+        return client, False
+    if bootstrap_servers is None:
+        raise ValueError("give bootstrap_servers or client")
+    return Client(bootstrap_servers, **client_options), True

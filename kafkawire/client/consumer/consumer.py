@@ -28,7 +28,7 @@ from typing import Any
 
 from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError
-from ..client import EARLIEST, LATEST, Client
+from ..client import EARLIEST, LATEST, Client, resolve_client
 from ..cluster.retry import is_retriable
 from ..errors import (
     KafkaClientError,
@@ -186,15 +186,7 @@ class Consumer:
         strategies = _assignors(partition_assignment_strategy)
         if group_protocol not in ("classic", "consumer"):
             raise ValueError(f"group_protocol must be 'classic' or 'consumer', not {group_protocol!r}")
-        if client is None:
-            if bootstrap_servers is None:
-                raise ValueError("give bootstrap_servers or client")
-            client = Client(bootstrap_servers, **client_options)
-            self._own_client = True
-        else:
-            if client_options:
-                raise ValueError("client options given together with a client")
-            self._own_client = False
+        client, self._own_client = resolve_client(bootstrap_servers, client, client_options)
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'none', not {auto_offset_reset!r}")
         self.client = client

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ...records import check_record_arguments
-from ..client import Client
+from ..client import Client, resolve_client
 from ..errors import ProduceFailedError
 from ..types import ProduceResult, UnacknowledgedRecords
 from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError, RecordMetadata, as_done_callback
@@ -200,13 +200,7 @@ class Producer:
     ) -> None:
         if transactional_id is not None and acks != -1:
             raise ValueError(f"a transactional producer needs acks=-1, not {acks!r}")
-        if client is None:
-            if bootstrap_servers is None:
-                raise ValueError("give bootstrap_servers or client")
-            client = Client(bootstrap_servers, **client_options)
-            self._own_client = True
-        else:
-            self._own_client = False
+        client, self._own_client = resolve_client(bootstrap_servers, client, client_options)
         self.client = client
         self.batch_records = batch_records
         self.batch_bytes = batch_bytes

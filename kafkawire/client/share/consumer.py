@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..client import Client
+from ..client import Client, resolve_client
 from ..cluster.retry import is_retriable
 from ..errors import KafkaTimeoutError, ShareStateError, WakeupError
 from ..net.deadline import Deadline
@@ -83,15 +83,7 @@ class ShareConsumer:
             raise ValueError(f"acknowledgement_mode must be 'implicit' or 'explicit', not {acknowledgement_mode!r}")
         if not isinstance(max_poll_records, int) or max_poll_records < 1:
             raise ValueError(f"max_poll_records must be a positive int, not {max_poll_records!r}")
-        if client is None:
-            if bootstrap_servers is None:
-                raise ValueError("give bootstrap_servers or client")
-            client = Client(bootstrap_servers, **client_options)
-            self._own_client = True
-        else:
-            if client_options:
-                raise ValueError("client options given together with a client")
-            self._own_client = False
+        client, self._own_client = resolve_client(bootstrap_servers, client, client_options)
         self.client = client
         self.group_id = group_id
         self.acknowledgement_mode = acknowledgement_mode
