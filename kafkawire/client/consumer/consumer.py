@@ -226,30 +226,34 @@ class Consumer:
         self._epochs: dict[TopicPartition, int] = {}
         self._leader_epochs: dict[TopicPartition, int] = {}
         self._out_of_range_checked: set[TopicPartition] = set()  # validated once after OFFSET_OUT_OF_RANGE
+        self._first_reconciliation = True
+        self._high_watermarks: dict[TopicPartition, int] = {}
+        self._counters = dict.fromkeys(_COUNTERS, 0)
+        self._join_machinery(group_id)
+        self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
+        self._closed = False
+        self._woken = threading.Event()  # wakeup() from another thread
+        self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
+
+    def _join_machinery(self, group_id: str | None) -> None:
+        """The group member (none without a group id), its heartbeat thread (KIP-62) and the commits."""
         self._member = None if group_id is None else self._new_member(group_id)
         self._upkeep = None
         if self._member is not None:
             self._upkeep = HeartbeatThread(
                 self._member,
-                max_poll_interval_ms=max_poll_interval_ms,
-                request_timeout_ms=client.request_timeout_ms,
-                heartbeat_timeout_ms=session_timeout_ms if group_protocol == "classic" else None,
+                max_poll_interval_ms=self.max_poll_interval_ms,
+                request_timeout_ms=self.client.request_timeout_ms,
+                heartbeat_timeout_ms=self.session_timeout_ms if self.group_protocol == "classic" else None,
             )
-        self._first_reconciliation = True
-        self._high_watermarks: dict[TopicPartition, int] = {}
-        self._counters = dict.fromkeys(_COUNTERS, 0)
         self._commits = Commits(
-            client,
+            self.client,
             group_id,
             auto=self.enable_auto_commit,
-            interval_ms=auto_commit_interval_ms,
+            interval_ms=self.auto_commit_interval_ms,
             counters=self._counters,
             upkeep=self._upkeep,
         )
-        self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
-        self._closed = False
-        self._woken = threading.Event()  # wakeup() from another thread
-        self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
 
     def _new_member(self, group_id: str) -> GroupMember | ConsumerGroupMember:
         """This consumer's membership of ``group_id``: KIP-848's ``consumer`` protocol or the classic one."""
