@@ -67,6 +67,13 @@ PEER = ROOT / "tests" / "interop" / "java" / "KafkaPeer.java"
 
 CONSUMERS = ["kafkawire", "java", "java-ConsumerPerformance", "confluent-kafka", "aiokafka", "kafka-python"]
 PRODUCERS = ["kafkawire", "java-ProducerPerformance", "confluent-kafka"]
+# Selections for shorter runs: which cases, and which contenders of each (comma-separated names above).
+CASES = os.environ.get("KAFKAWIRE_BENCH_CASES", "consume,produce").split(",")
+CONSUMERS = [c for c in CONSUMERS if c in os.environ.get("KAFKAWIRE_BENCH_CONSUMERS", ",".join(CONSUMERS)).split(",")]
+PRODUCERS = [p for p in PRODUCERS if p in os.environ.get("KAFKAWIRE_BENCH_PRODUCERS", ",".join(PRODUCERS)).split(",")]
+# ProducerPerformance's settings besides acks=all and idempotence: the best a sweep over batch.size,
+# linger.ms and max.in.flight found for it on this machine (see benchmarks/README.md), not its defaults.
+JAVA_PRODUCER_PROPS = os.environ.get("KAFKAWIRE_BENCH_JAVA_PRODUCER_PROPS", "linger.ms=5 batch.size=1000000").split()
 
 
 def _values(n: int) -> Any:
@@ -311,7 +318,7 @@ def run_contender(case: str, name: str, bootstrap: str, topic: str, n: int) -> d
         cmd = java_command(PEER, "--topic", f"{topic}-0", "--num-records", str(n + warmup),
                            "--warmup-records", str(warmup), "--record-size", str(VALUE),
                            "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all",
-                           "enable.idempotence=true", "linger.ms=5", "batch.size=1000000",
+                           "enable.idempotence=true", *JAVA_PRODUCER_PROPS,
                            main="org.apache.kafka.tools.ProducerPerformance", heap="1g")
         out, wall = _run_child(cmd)
         regions = [_producer_performance_summary(out, steady=warmup > 0)]
@@ -362,13 +369,13 @@ def main() -> None:
             res = client.produce(topic, _values(RECORDS), partition=0)
             assert int(res.acknowledged.sum()) == RECORDS
             assert client.list_offsets(topic, [0])[0].offset == RECORDS
-        for r in range(ROUNDS):
+        for r in range(ROUNDS if "consume" in CASES else 0):
             order = CONSUMERS[r % len(CONSUMERS):] + CONSUMERS[: r % len(CONSUMERS)]
             for name in order:
                 run = run_contender("consume", name, bs, topic, RECORDS)
                 runs.append({**run, "round": r})
                 print(f"consume round {r} {name}: {run['wall_s']:.2f} s", file=sys.stderr, flush=True)
-        for r in range(ROUNDS):
+        for r in range(ROUNDS if "produce" in CASES else 0):
             order = PRODUCERS[r % len(PRODUCERS):] + PRODUCERS[: r % len(PRODUCERS)]
             for name in order:
                 prefix = f"bench-produce-{uuid.uuid4().hex[:8]}"
