@@ -19,8 +19,9 @@ Cases:
 * ``produce``: write the records to a new one-partition topic with acks=all, idempotent, and wait for
   every acknowledgement. kafkawire: one ``Client.produce`` call with a value column. confluent-kafka:
   ``produce`` per record (``enable.idempotence``, ``linger.ms=5``), then ``flush``. Java: Kafka's
-  ``ProducerPerformance`` (``acks=all enable.idempotence=true linger.ms=5 batch.size=1000000``: the batch
-  size librdkafka and kafkawire use; Java's default 16 kB is slower).
+  ``ProducerPerformance`` (``acks=all enable.idempotence=true`` and ``KAFKAWIRE_BENCH_JAVA_PRODUCER_PROPS``,
+  default ``linger.ms=2 batch.size=1000000 buffer.memory=134217728``: the best a sweep found for it on the
+  project's machine, see benchmarks/README.md; Java's default 16 kB batches are 2.7x slower).
 
 Every contender runs in a child process of its own, in alternating order, ``KAFKAWIRE_BENCH_ROUNDS``
 (default 3) rounds; the table shows medians. Per run two measurements:
@@ -39,6 +40,8 @@ Every contender runs in a child process of its own, in alternating order, ``KAFK
   included.
 
 Fetch size per partition is ``KAFKAWIRE_BENCH_FETCH_BYTES`` (default 8 MiB) for every consumer.
+``KAFKAWIRE_BENCH_CASES`` (default ``consume,produce``), ``KAFKAWIRE_BENCH_CONSUMERS`` and
+``KAFKAWIRE_BENCH_PRODUCERS`` (comma-separated contender names, default all) select a shorter run.
 Results go to ``benchmarks/.results/bench_kafka.json`` and a Markdown table on stdout.
 """
 
@@ -73,7 +76,9 @@ CONSUMERS = [c for c in CONSUMERS if c in os.environ.get("KAFKAWIRE_BENCH_CONSUM
 PRODUCERS = [p for p in PRODUCERS if p in os.environ.get("KAFKAWIRE_BENCH_PRODUCERS", ",".join(PRODUCERS)).split(",")]
 # ProducerPerformance's settings besides acks=all and idempotence: the best a sweep over batch.size,
 # linger.ms and max.in.flight found for it on this machine (see benchmarks/README.md), not its defaults.
-JAVA_PRODUCER_PROPS = os.environ.get("KAFKAWIRE_BENCH_JAVA_PRODUCER_PROPS", "linger.ms=5 batch.size=1000000").split()
+JAVA_PRODUCER_PROPS = os.environ.get(
+    "KAFKAWIRE_BENCH_JAVA_PRODUCER_PROPS", "linger.ms=2 batch.size=1000000 buffer.memory=134217728"
+).split()
 
 
 def _values(n: int) -> Any:
