@@ -98,3 +98,24 @@ def test_leader_down_then_up(cluster, topic_name):
         assert time.monotonic() - t0 >= 0.4
         assert res.offset.tolist() == [1]
         assert [r.value for r in fetch_all(c, topic, 0, 0, 2)] == [b"before", b"after"]
+
+
+def test_a_leaderless_partition_in_the_cache_is_looked_up_again(cluster, topic_name):
+    # A metadata answer taken during an election says "no leader"; once the election is over, asking for
+    # the leader looks again (at most once per retry backoff) instead of keeping the stale answer until
+    # metadata_max_age_ms (5 minutes): a share group member that asked only for leaders waited that long.
+    from kafkawire.client.net.deadline import Deadline
+    from kafkawire.protocol.errors import LeaderNotAvailableError
+
+    topic = topic_name()
+    cluster.create_topic(topic, 1)
+    with Client(cluster.bootstrap, retry_backoff_ms=10) as c:
+        leader = c.metadata([topic]).topics[topic].partitions[0].leader
+        cluster.set_partition_leader(topic, 0, -1)
+        c.cluster.fetch_metadata([topic], Deadline.from_ms(10_000))
+        assert c.cluster.topics[topic].partitions[0].leader == -1
+        with pytest.raises(LeaderNotAvailableError):
+            c.cluster.leader(topic, 0, Deadline.from_ms(10_000))
+        cluster.set_partition_leader(topic, 0, leader)
+        time.sleep(0.02)
+        assert c.cluster.leader(topic, 0, Deadline.from_ms(10_000)) == leader

@@ -354,8 +354,7 @@ class Cluster:
     def topic(self, topic: str, deadline: Deadline, *, refresh: bool = False) -> TopicMetadata:
         """Cached metadata of a topic, fetched when unknown, stale or ``refresh``; raises the topic's error."""
         tm = self.topics.get(topic)
-        age = (time.monotonic() - self.topic_at.get(topic, 0.0)) * 1000
-        if tm is None or refresh or age > self.metadata_max_age_ms:
+        if tm is None or refresh or self._metadata_age_ms(topic) > self.metadata_max_age_ms:
             meta = self.fetch_metadata([topic], deadline)
             t = meta.topics.get(topic)
             if t is None:
@@ -375,9 +374,18 @@ class Cluster:
             pm = tm.partitions.get(partition)
             if pm is None:
                 raise UnknownTopicOrPartitionError(f"{topic!r} has no partition {partition}")
+        if pm.leader < 0 and self._metadata_age_ms(topic) >= self.retry_policy.backoff_ms:
+            # Leaderless in the cache (a topic just created, an election under way): the election may
+            # be over, so look again, at most once per backoff. Without this a caller that only asks for
+            # the leader (the share fetcher) kept the stale answer until metadata_max_age_ms, 5 minutes.
+            tm = self.topic(topic, deadline, refresh=True)
+            pm = tm.partitions.get(partition, pm)
         if pm.leader < 0:
             raise LeaderNotAvailableError(f"{topic}/{partition} has no leader")
         return pm.leader
+
+    def _metadata_age_ms(self, topic: str) -> float:
+        return (time.monotonic() - self.topic_at.get(topic, 0.0)) * 1000
 
     # ---------------------------------------------------------------------------------- coordinators
     def coordinator(
