@@ -7,7 +7,7 @@ from importlib import resources
 from ._records import FetchPartitionMixin, records_to_bytes
 from .message import Request, Response, build_message
 
-__all__ = ["API_MODULES", "build_pair"]
+__all__ = ["API_MODULES", "build_pair", "read_schema_blocks"]
 
 #: API key -> name of its schema file, ``kafkawire/protocol/messages/<name>.schema`` (request, then response).
 API_MODULES: dict[int, str] = {
@@ -95,6 +95,15 @@ def read_schema_pair(module: str) -> tuple[str, str]:
     are comments): the request, then the response. Schemas are data files, as Kafka's own JSON message specs
     are, so that they read as the wire format and nothing else.
     """
+    blocks = read_schema_blocks(module)
+    names = [b.split()[0] for b in blocks]
+    if len(blocks) != 2 or not names[0].endswith("Request") or not names[1].endswith("Response"):
+        raise ValueError(f"{module}.schema: expected a request and a response block, found {names}")
+    return blocks[0], blocks[1]
+
+
+def read_schema_blocks(module: str) -> list[str]:
+    """The message blocks of ``messages/<module>.schema``, in file order (comments left out)."""
     text = resources.files(f"{__package__}.messages").joinpath(f"{module}.schema").read_text(encoding="utf-8")
     blocks: list[list[str]] = []
     for line in text.splitlines():
@@ -105,8 +114,4 @@ def read_schema_pair(module: str) -> tuple[str, str]:
         if not blocks:
             raise ValueError(f"{module}.schema: a field line before any message line: {line!r}")
         blocks[-1].append(line)
-    names = [b[0].split()[0] for b in blocks]
-    if len(blocks) != 2 or not names[0].endswith("Request") or not names[1].endswith("Response"):
-        raise ValueError(f"{module}.schema: expected a request and a response block, found {names}")
-    return "\n".join(blocks[0]), "\n".join(blocks[1])
-
+    return ["\n".join(b) for b in blocks]

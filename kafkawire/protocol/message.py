@@ -21,6 +21,7 @@ __all__ = ["Struct", "Message", "Request", "Response", "build_message"]
 
 _MISSING: Any = object()
 _SIZE = struct.Struct(">i")
+_VERSION = struct.Struct(">h")  # the version in front of a data message
 # Exceptions a compiled decoder can raise on malformed input; all become ProtocolError.
 _DECODE_ERRORS = (struct.error, IndexError, ValueError, UnicodeDecodeError, OverflowError, TypeError)
 _ENCODE_ERRORS = (struct.error, AttributeError, TypeError, ValueError, OverflowError, UnicodeEncodeError)
@@ -250,6 +251,43 @@ class Response(Message):
         """The full frame a broker would send: 4-byte size, response header, body."""
         header = encode_response_header(bytearray(), correlation_id, self.header_version(version))
         return _frame(self._encode_chunks([b"", bytes(header)], version))
+
+
+class DataMessage(Message):
+    """Base of data messages: bytes that other messages carry (Kafka's ``"type": "data"`` specs, such as a
+    group member's subscription inside JoinGroup), with no header and no API key."""
+
+    __slots__ = ()
+
+    def encode_versioned(self, version: int) -> bytes:
+        """An int16 version, then the body at that version: how the consumer protocol's payloads travel."""
+        return _VERSION.pack(version) + self.encode_body(version)
+
+    @classmethod
+    def decode_versioned(cls, buf: bytes | bytearray | memoryview) -> tuple[int, Any]:
+        """``(version written, message)`` from an int16 version and a body.
+
+        A version above the highest known is read at the highest, the rest ignored: later versions only
+        append fields (what Java's ``ConsumerProtocol`` does). A body shorter than its version needs is read
+        at the highest lower version it holds whole: some writers stamp a version without its new fields.
+        Anything else (a negative version, a body no version explains) is a :class:`ProtocolError`.
+        """
+        mv = memoryview(buf).cast("B") if not isinstance(buf, memoryview) else buf
+        if len(mv) < 2:
+            raise ProtocolError(f"{cls.__name__}: {len(mv)} bytes, too short for its version")
+        version = int(_VERSION.unpack_from(mv)[0])
+        if version < cls.MIN_VERSION:
+            raise ProtocolError(f"{cls.__name__}: version {version} is below {cls.MIN_VERSION}")
+        first = min(version, cls.MAX_VERSION)
+        try:
+            return version, cls.decode(mv[2:], first, allow_trailing=version > cls.MAX_VERSION)
+        except ProtocolError as exc:
+            for v in range(first - 1, cls.MIN_VERSION - 1, -1):
+                try:
+                    return version, cls.decode(mv[2:], v)
+                except ProtocolError:
+                    continue
+            raise exc
 
 
 def _frame(chunks: list[bytes]) -> bytes:

@@ -5,8 +5,9 @@ Each API is described by two short text blocks (request and response) in the dat
 
     FetchRequest key=1 v0-18 flex=v12+
 
-(``flex=none`` for a message that never became flexible, KIP-482). Every following line is one field,
-indented two spaces per nesting level under the struct that holds it::
+(``flex=none`` for a message that never became flexible, KIP-482). A data message (Kafka's ``"type":
+"data"``: bytes embedded in another message, such as a group member's subscription) has no ``key=``.
+Every following line is one field, indented two spaces per nesting level under the struct that holds it::
 
     name type [versions] [null=versions] [tag=N] [=default] [ignorable]
 
@@ -266,4 +267,4 @@ def parse_message(text: str) -> MessageSchema:
         )
         parent.fields.append(fld)
         last = (indent, fld)
-    return MessageSchema(name, int(opts["key"]), vr.lo, vr.hi, flex, root)
+    return MessageSchema(name, int(opts.get("key", "-1")), vr.lo, vr.hi, flex, root)

@@ -23,7 +23,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Mapping
 
-from .payloads import PayloadReader, Subscription, encode_string
+from ...errors import ProtocolError
+from ...protocol.consumer_protocol import StickyAssignorUserData
+from .payloads import Subscription
+from .payloads import by_topic as topic_partitions
 
 __all__ = [
     "COOPERATIVE",
@@ -53,27 +56,22 @@ def cooperative_user_data(generation: int) -> bytes:
 
 def encode_sticky_user_data(previous: Iterable[TopicPartition], generation: int) -> bytes:
     """``StickyAssignorUserData`` v1: the previous assignment and its generation."""
-    by_topic: dict[str, list[int]] = {}
-    for t, p in sorted(previous):
-        by_topic.setdefault(t, []).append(p)
-    out = bytearray(_I32.pack(len(by_topic)))
-    for t, ps in by_topic.items():
-        out += encode_string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
-    out += _I32.pack(generation)
-    return bytes(out)
+    data = StickyAssignorUserData(previous_assignment=topic_partitions(previous), generation=generation)
+    return bytes(data.encode_body(1))
 
 
 def decode_sticky_user_data(data: bytes | None) -> tuple[list[TopicPartition], int]:
-    """``StickyAssignorUserData`` v0 or v1: (previous partitions, generation or -1)."""
+    """``StickyAssignorUserData`` v0 or v1: (previous partitions, generation or -1). It carries no version:
+    v1 is the one with the generation after the partitions (Java's ``StickyAssignor`` tells them apart the
+    same way)."""
     if not data:
         return [], -1
-    r = PayloadReader(data)
-    parts: list[TopicPartition] = []
-    for _ in range(r.count()):
-        t = r.string()
-        parts.extend((t, r.i32()) for _ in range(r.count()))
-    generation = r.i32() if len(r.buf) - r.pos >= 4 else -1
-    return parts, generation
+    try:
+        decoded = StickyAssignorUserData.decode(data, 1)
+    except ProtocolError:
+        decoded = StickyAssignorUserData.decode(data, 0)
+    parts = [(tp.topic, p) for tp in decoded.previous_assignment for p in tp.partitions]
+    return parts, decoded.generation
 
 
 def owned_by(subscriptions: Mapping[str, Subscription], *, from_user_data: bool) -> dict[TopicPartition, str]:

@@ -2,24 +2,24 @@
 
 A consumer joins a group with ``protocol_type="consumer"``; the per-member ``metadata`` (a
 *ConsumerProtocolSubscription*) and the per-member ``assignment`` (a *ConsumerProtocolAssignment*) are
-opaque bytes to the broker, encoded with Kafka's non-flexible rules (``clients/src/main/resources/common/
-message/ConsumerProtocolSubscription.json`` and ``ConsumerProtocolAssignment.json``). kafkawire writes
-version 0 of both, which every consumer understands, and reads any version: later versions only append
-fields, which are ignored here.
+opaque bytes to the broker. Their wire format is a schema like every request's
+(:mod:`kafkawire.protocol.consumer_protocol`, from Kafka's ``ConsumerProtocolSubscription.json`` and
+``ConsumerProtocolAssignment.json``); this module turns them into the assignors' terms. The version
+written depends on the assignor (v0 for range and round-robin, which every consumer understands; v3 for
+the sticky ones, as Java writes); any version is read: later versions only append fields.
 """
 
 from __future__ import annotations
 
-import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from ...errors import ProtocolError
+from ...protocol.consumer_protocol import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 __all__ = [
-    "PayloadReader",
-    "encode_string",
+    "by_topic",
     "encode_subscription",
     "decode_subscription",
     "decode_subscription_full",
@@ -31,66 +31,16 @@ __all__ = [
     "ASSIGNORS",
 ]
 
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
+_SUBSCRIPTION = ConsumerProtocolSubscription
+_ASSIGNMENT = ConsumerProtocolAssignment
 
 
-class PayloadReader:
-    """Bounds-checked big-endian reader; any overrun is a :class:`ProtocolError`."""
-
-    def __init__(self, data: bytes | bytearray | memoryview) -> None:
-        self.buf = bytes(data)
-        self.pos = 0
-
-    def _take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise ProtocolError("consumer protocol payload is truncated")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-    def i16(self) -> int:
-        return int(_I16.unpack(self._take(2))[0])
-
-    def i32(self) -> int:
-        return int(_I32.unpack(self._take(4))[0])
-
-    def string(self) -> str:
-        n = self.i16()
-        if n < 0:
-            raise ProtocolError("null string in consumer protocol payload")
-        try:
-            return self._take(n).decode("utf-8")
-        except UnicodeDecodeError as exc:  # a hostile member's payload: a protocol error, not a crash
-            raise ProtocolError(f"invalid UTF-8 in consumer protocol payload: {exc}") from None
-
-    def nullable_string(self) -> str | None:
-        n = self.i16()
-        if n < 0:
-            return None
-        self.pos -= 2
-        return self.string()
-
-    def nullable_bytes(self) -> bytes | None:
-        n = self.i32()
-        return None if n < 0 else self._take(n)
-
-    def at_end(self) -> bool:
-        return self.pos >= len(self.buf)
-
-    def count(self) -> int:
-        n = self.i32()
-        if n < 0:
-            return 0  # null array
-        if n > len(self.buf) - self.pos:  # each element takes at least one byte: refuse forged counts
-            raise ProtocolError(f"array count {n} exceeds the payload")
-        return n
-
-
-def encode_string(s: str) -> bytes:
-    """A consumer protocol string: int16 length, then the UTF-8 bytes (also the sticky user data's)."""
-    raw = s.encode("utf-8")
-    return _I16.pack(len(raw)) + raw
+def by_topic(partitions: Iterable[tuple[str, int]]) -> list[Any]:
+    """``(topic, partition)`` pairs as the payloads' sorted ``TopicPartition`` structs (one per topic)."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for t, p in sorted(partitions):
+        grouped[t].append(p)
+    return [_SUBSCRIPTION.TopicPartition(topic=t, partitions=ps) for t, ps in grouped.items()]
 
 
 def encode_subscription(
@@ -100,28 +50,18 @@ def encode_subscription(
     owned: Iterable[tuple[str, int]] | None = None,
     generation: int = -1,
     version: int = 0,
+    rack: str | None = None,
 ) -> bytes:
     """ConsumerProtocolSubscription: the topics this member wants (v0); from v1 the partitions it owns
-    (KIP-429), from v2 its generation (KIP-792), from v3 its rack (always null here). The Java client
-    writes v3."""
-    topics = sorted(set(topics))
-    out = bytearray(_I16.pack(version))
-    out += _I32.pack(len(topics))
-    for t in topics:
-        out += encode_string(t)
-    out += _I32.pack(-1) if user_data is None else _I32.pack(len(user_data)) + user_data
-    if version >= 1:
-        by_topic: dict[str, list[int]] = defaultdict(list)
-        for t, p in sorted(owned or ()):
-            by_topic[t].append(p)
-        out += _I32.pack(len(by_topic))
-        for t, ps in by_topic.items():
-            out += encode_string(t) + _I32.pack(len(ps)) + b"".join(_I32.pack(p) for p in ps)
-    if version >= 2:
-        out += _I32.pack(generation)
-    if version >= 3:
-        out += _I16.pack(-1)  # rack_id: null
-    return bytes(out)
+    (KIP-429), from v2 its generation (KIP-792), from v3 its rack (KIP-881). The Java client writes v3."""
+    sub = _SUBSCRIPTION(
+        topics=sorted(set(topics)),
+        user_data=user_data,
+        owned_partitions=by_topic(owned or ()),
+        generation_id=generation,
+        rack_id=rack,
+    )
+    return bytes(sub.encode_versioned(version))
 
 
 @dataclass
@@ -138,31 +78,20 @@ class Subscription:
 
 def decode_subscription_full(data: bytes | bytearray | memoryview) -> Subscription:
     """Every field of a ConsumerProtocolSubscription v0-v3 (later versions: the fields known here)."""
-    r = PayloadReader(data)
-    version = r.i16()
-    if version < 0:
-        raise ProtocolError("negative consumer protocol version")
-    sub = Subscription([r.string() for _ in range(r.count())], version=version)
-    if r.at_end():  # a v0 writer may omit the trailing user data of an empty subscription (old clients)
-        return sub
-    sub.user_data = r.nullable_bytes()
-    if version >= 1 and not r.at_end():
-        for _ in range(r.count()):
-            t = r.string()
-            sub.owned.extend((t, r.i32()) for _ in range(r.count()))
-    if version >= 2 and not r.at_end():
-        sub.generation = r.i32()
-    if version >= 3 and not r.at_end():
-        sub.rack_id = r.nullable_string()
-    return sub
+    version, sub = _SUBSCRIPTION.decode_versioned(data)
+    return Subscription(
+        list(sub.topics),
+        None if sub.user_data is None else bytes(sub.user_data),
+        [(tp.topic, p) for tp in sub.owned_partitions for p in tp.partitions],
+        sub.generation_id,
+        sub.rack_id,
+        version,
+    )
 
 
 def decode_subscription(data: bytes | bytearray | memoryview) -> list[str]:
     """Topics of a ConsumerProtocolSubscription of any version."""
-    r = PayloadReader(data)
-    if r.i16() < 0:
-        raise ProtocolError("negative consumer protocol version")
-    return [r.string() for _ in range(r.count())]
+    return decode_subscription_full(data).topics
 
 
 def encode_assignment(
@@ -170,30 +99,16 @@ def encode_assignment(
 ) -> bytes:
     """ConsumerProtocolAssignment: the partitions given to one member (v1-v3 carry the same fields; the
     Java client writes v3)."""
-    out = bytearray(_I16.pack(version))
-    items = [(t, sorted(ps)) for t, ps in sorted(partitions.items())]
-    out += _I32.pack(len(items))
-    for t, ps in items:
-        out += encode_string(t)
-        out += _I32.pack(len(ps))
-        for p in ps:
-            out += _I32.pack(p)
-    out += _I32.pack(-1) if user_data is None else _I32.pack(len(user_data)) + user_data
-    return bytes(out)
+    assigned = [_ASSIGNMENT.TopicPartition(topic=t, partitions=sorted(ps)) for t, ps in sorted(partitions.items())]
+    return bytes(_ASSIGNMENT(assigned_partitions=assigned, user_data=user_data).encode_versioned(version))
 
 
 def decode_assignment(data: bytes | bytearray | memoryview | None) -> dict[str, list[int]]:
     """Partitions of a ConsumerProtocolAssignment of any version (empty bytes: nothing assigned)."""
     if not data:
         return {}
-    r = PayloadReader(data)
-    if r.i16() < 0:
-        raise ProtocolError("negative consumer protocol version")
-    out: dict[str, list[int]] = {}
-    for _ in range(r.count()):
-        topic = r.string()
-        out[topic] = [r.i32() for _ in range(r.count())]
-    return out
+    _version, asg = _ASSIGNMENT.decode_versioned(data)
+    return {tp.topic: list(tp.partitions) for tp in asg.assigned_partitions}
 
 
 def range_assign(
