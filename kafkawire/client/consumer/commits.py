@@ -38,7 +38,8 @@ class Commits:
     """Commits of one consumer's positions for ``group_id``.
 
     ``committed`` holds what is known to be committed per partition (so that an unchanged position is not
-    committed again); ``counters`` is the consumer's counter dict (``commit_failures``).
+    committed again): the consumer's :class:`~kafkawire.client.consumer.subscription.SubscriptionState` owns it
+    and forgets it on a rebalance; ``counters`` is the consumer's counter dict (``commit_failures``).
     """
 
     def __init__(
@@ -50,6 +51,7 @@ class Commits:
         interval_ms: float,
         counters: dict[str, int],
         upkeep: HeartbeatThread | None = None,
+        committed: dict[TopicPartition, int] | None = None,
     ) -> None:
         self.client = client
         self.group_id = group_id
@@ -57,7 +59,7 @@ class Commits:
         self.interval_ms = interval_ms
         self.counters = counters
         self.upkeep = upkeep
-        self.committed: dict[TopicPartition, int] = {}
+        self.committed: dict[TopicPartition, int] = {} if committed is None else committed
         self.last = time.monotonic()
 
     def commit(self, todo: Mapping[TopicPartition, int], deadline: Deadline, member: Any) -> None:
@@ -148,14 +150,6 @@ class Commits:
         except Exception as e:
             if not (isinstance(e, CommitFailedError) or is_retriable(e)):
                 raise
-
-    def forget(self, partitions: set[TopicPartition] | None = None) -> None:
-        """Forget what was committed for ``partitions`` (all when None): after a rebalance."""
-        if partitions is None:
-            self.committed.clear()
-        else:
-            for tp in partitions:
-                self.committed.pop(tp, None)
 
 
 def _offsets(todo: Mapping[TopicPartition, int]) -> str:

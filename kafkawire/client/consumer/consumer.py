@@ -47,6 +47,7 @@ from ..producer.transaction import GroupMetadata
 from .commits import Commits
 from .listeners import call_listener
 from .prefetch import Prefetcher
+from .subscription import SubscriptionState, names
 from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
@@ -214,20 +215,9 @@ class Consumer:
         self.group_remote_assignor = group_remote_assignor
         self._prefetch = Prefetcher() if prefetch else None
 
-        self._subscription: list[str] | None = None
-        self._pattern: re.Pattern[str] | None = None
-        self._pattern_checked = float("-inf")  # time.monotonic() of the last metadata check of the pattern
-        self._paused: set[TopicPartition] = set()
+        self._state = SubscriptionState()  # subscription, assignment, positions, commits known, pauses
         self._listener_error: BaseException | None = None
-        self._assignment: list[TopicPartition] = []
-        self._positions: dict[TopicPartition, int] = {}
-        # KIP-320: the leader epoch of the last record read before each position (absent: unknown, as after
-        # seek()), and the partition leader's epoch that position was last checked against.
-        self._epochs: dict[TopicPartition, int] = {}
-        self._leader_epochs: dict[TopicPartition, int] = {}
-        self._out_of_range_checked: set[TopicPartition] = set()  # validated once after OFFSET_OUT_OF_RANGE
         self._first_reconciliation = True
-        self._high_watermarks: dict[TopicPartition, int] = {}
         self._counters = dict.fromkeys(_COUNTERS, 0)
         self._join_machinery(group_id)
         self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
@@ -253,6 +243,7 @@ class Consumer:
             interval_ms=self.auto_commit_interval_ms,
             counters=self._counters,
             upkeep=self._upkeep,
+            committed=self._state.committed,
         )
 
     def _new_member(self, group_id: str) -> GroupMember | ConsumerGroupMember:
@@ -299,23 +290,16 @@ class Consumer:
             raise ValueError("subscribe() takes topics or pattern=, not both")
         if listener is not None:
             self.listener = listener
-        if pattern is not None:
-            self._pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
-            self._pattern_checked = float("-inf")
-            self._subscription = []
-        else:
-            assert topics is not None
-            if isinstance(topics, str):
-                topics = [topics]
-            self._pattern = None
-            self._subscription = sorted(set(topics))
-        self._member.set_subscription(self._subscription)
+        if isinstance(topics, str):
+            topics = [topics]
+        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
+        self._member.set_subscription(self._state.subscribe(topics, compiled))
         assert self._upkeep is not None
         self._upkeep.start()
 
     def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
         """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
-        if self._member is None or self._subscription is None:
+        if self._member is None or not self._state.subscribed:
             return
         deadline = self.client.deadline(timeout_ms)
         try:
@@ -323,42 +307,36 @@ class Consumer:
             self._member.unsubscribed()
             self._member.leave(deadline, static_too=True)
         finally:
-            self._subscription, self._pattern = None, None
+            self._state.unsubscribe()
             self._member.allow_rejoin()  # may subscribe again
         self._raise_listener_error()
 
     def subscription(self) -> list[str]:
         """The topics subscribed to (for a pattern: those it matched at the last metadata refresh)."""
-        return list(self._subscription or [])
+        return list(self._state.topics or [])
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop returning records of ``partitions`` (assigned ones) until :meth:`resume`; the group
         membership goes on. As in Java, a rebalance forgets which partitions were paused."""
-        tps = set(partitions)
-        unassigned = tps - set(self._assignment)
-        if unassigned:
-            raise ValueError(f"pause: not assigned to this consumer: {_names(unassigned)}")
-        self._paused |= tps
+        self._state.pause(partitions)
 
     def resume(self, partitions: Iterable[TopicPartition]) -> None:
         """Return records of ``partitions`` again (partitions not paused are ignored)."""
-        self._paused -= set(partitions)
+        self._state.paused -= set(partitions)
 
     def paused(self) -> list[TopicPartition]:
         """The partitions paused now."""
-        return sorted(self._paused)
+        return sorted(self._state.paused)
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Read exactly these ``(topic, partition)`` pairs, outside any group rebalancing."""
-        if self._subscription is not None:
+        if self._state.subscribed:
             raise ValueError("cannot assign() while subscribed")
-        self._assignment = sorted(set(partitions))
-        self._positions = {tp: p for tp, p in self._positions.items() if tp in self._assignment}
-        self._paused &= set(self._assignment)
+        self._state.assign(partitions)
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions this consumer reads now."""
-        return list(self._assignment)
+        return list(self._state.assignment)
 
     @property
     def member_id(self) -> str:
@@ -383,11 +361,11 @@ class Consumer:
 
     def _set_position(self, tp: TopicPartition, offset: int, epoch: int) -> None:
         """Move ``tp`` to ``offset``, read under leader epoch ``epoch`` (-1 unknown: nothing to validate)."""
-        self._positions[tp] = offset
+        self._state.positions[tp] = offset
         if epoch >= 0:
-            self._epochs[tp] = epoch
+            self._state.epochs[tp] = epoch
         else:
-            self._epochs.pop(tp, None)
+            self._state.epochs.pop(tp, None)
         self._note_leader_epoch(tp)
 
     def _note_leader_epoch(self, tp: TopicPartition) -> None:
@@ -395,21 +373,21 @@ class Consumer:
         yet: the first one seen is taken as it, without a check)."""
         current = leader_epoch_of(self.client.cluster, tp)
         if current >= 0:
-            self._leader_epochs[tp] = current
+            self._state.leader_epochs[tp] = current
         else:
-            self._leader_epochs.pop(tp, None)
+            self._state.leader_epochs.pop(tp, None)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._assignment), EARLIEST, self.client.deadline())
+        self._reset(list(partitions or self._state.assignment), EARLIEST, self.client.deadline())
 
     def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._assignment), LATEST, self.client.deadline())
+        self._reset(list(partitions or self._state.assignment), LATEST, self.client.deadline())
 
     def position(self, partition: TopicPartition, *, timeout_ms: float | None = None) -> int:
         """The offset of the next record :meth:`poll` returns for ``partition``."""
-        if partition not in self._positions:
+        if partition not in self._state.positions:
             self._init_positions([partition], self.client.deadline(timeout_ms))
-        return self._positions[partition]
+        return self._state.positions[partition]
 
     def _reset(self, tps: list[TopicPartition], which: int, deadline: Deadline) -> None:
         by_topic: dict[str, list[int]] = {}
@@ -421,19 +399,19 @@ class Consumer:
 
     def _init_positions(self, tps: list[TopicPartition], deadline: Deadline) -> None:
         """Positions for partitions that have none: the committed offset, else ``auto_offset_reset``."""
-        missing = [tp for tp in tps if tp not in self._positions]
+        missing = [tp for tp in tps if tp not in self._state.positions]
         if not missing:
             return
         if self.group_id is not None:
             for tp, c in self.client.committed(self.group_id, missing, deadline=deadline).items():
                 if c.offset >= 0:
                     self._set_position(tp, c.offset, c.leader_epoch)
-                    self._commits.committed[tp] = c.offset
-        missing = [tp for tp in missing if tp not in self._positions]
+                    self._state.committed[tp] = c.offset
+        missing = [tp for tp in missing if tp not in self._state.positions]
         if missing:
             if self.auto_offset_reset == "none":
                 raise NoOffsetForPartitionError(
-                    f"no committed offset for {_names(missing)} and auto_offset_reset is 'none'"
+                    f"no committed offset for {names(missing)} and auto_offset_reset is 'none'"
                 )
             self._reset(missing, EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
 
@@ -445,19 +423,19 @@ class Consumer:
         cluster = self.client.cluster
         asked: dict[TopicPartition, int] = {}
         for tp in tps:
-            current, known = leader_epoch_of(cluster, tp), self._leader_epochs.get(tp)
-            if known is None or current < 0 or tp not in self._epochs:
-                if known is None or tp not in self._epochs:
+            current, known = leader_epoch_of(cluster, tp), self._state.leader_epochs.get(tp)
+            if known is None or current < 0 or tp not in self._state.epochs:
+                if known is None or tp not in self._state.epochs:
                     self._note_leader_epoch(tp)  # nothing read under a known epoch: nothing to check
                 continue
             if current != known:
-                asked[tp] = self._epochs[tp]
+                asked[tp] = self._state.epochs[tp]
         if not asked:
             return
         with cluster.lock:
             ends = end_offsets_for_epochs(cluster, deadline, asked)
         for tp, end in ends.items():
-            position = self._positions[tp]
+            position = self._state.positions[tp]
             self._note_leader_epoch(tp)
             if end.end_offset < 0 or end.leader_epoch < 0:
                 # The leader knows nothing of that epoch or before: where the log diverges is unknown.
@@ -491,20 +469,16 @@ class Consumer:
             "group %s: generation %d: assigned %s (kept %d, gained %s, revoked %s)",
             self.group_id,
             self._member.generation,
-            _names(after),
+            names(after),
             len(before & after),
-            _names(after - before),
-            _names(before - after),
+            names(after - before),
+            names(before - after),
         )
-        self._assignment = sorted(after)
-        self._positions.clear()
-        self._commits.forget()
-        self._paused.clear()
-        self._high_watermarks = {tp: hw for tp, hw in self._high_watermarks.items() if tp in after}
+        self._state.replace(after)
         self._member.owned = set(after)  # what a sticky assignor's user data reports at the next join
         self._given_up = set()
         # After the state is in place, so that the listener may seek() or pause() the new partitions.
-        self._fire("assigned", self._assignment)
+        self._fire("assigned", self._state.assignment)
 
     def _assigned_incrementally(self, member: GroupMember, assigned: list[TopicPartition], deadline: Deadline) -> None:
         """Cooperative rebalancing (KIP-429, Java's ``cooperative-sticky``): only what moves is revoked.
@@ -514,23 +488,23 @@ class Consumer:
         owner; partitions new in it are added (from the committed offset) and ``on_partitions_assigned``
         gets just those; kept partitions keep their positions. The order of the callbacks is Java's.
         """
-        current, new = set(self._assignment), set(assigned)
+        current, new = set(self._state.assignment), set(assigned)
         revoked, added = current - new, new - current
         self._counters["rebalances"] += 1
         log.info(
             "group %s: generation %d: assigned %s (added %s, revoked %s)",
             self.group_id,
             member.generation,
-            _names(new),
-            _names(added),
-            _names(revoked),
+            names(new),
+            names(added),
+            names(revoked),
         )
         if revoked:
             self._fire("revoked", sorted(revoked))
-            self._commits.commit_revoked(self._positions, revoked, deadline, self._member)
-            self._drop(revoked)
+            self._commits.commit_revoked(self._state.positions, revoked, deadline, self._member)
+            self._state.drop(revoked)
             member.needs_rejoin = True  # the second rebalance of KIP-429
-        self._assignment = sorted(new)
+        self._state.add(added)
         member.owned = set(new)
         self._counters["partitions_revoked"] += len(revoked)
         self._fire("assigned", sorted(added))
@@ -544,23 +518,20 @@ class Consumer:
         partitions may already be someone else's. Nothing held: no callback (as in Java).
         """
         assert self._member is not None
-        held = list(self._assignment)
+        held = list(self._state.assignment)
         if held:
             if self._member.generation >= 0:
                 self._counters["partitions_revoked"] += len(held)
                 self._fire("revoked", held)
                 try:
-                    self._commits.maybe_commit(self._positions, deadline, self._member, force=True)
+                    self._commits.maybe_commit(self._state.positions, deadline, self._member, force=True)
                 except Exception as e:
-                    log.warning("group %s: commit before giving up %s failed: %s", self.group_id, _names(held), e)
+                    log.warning("group %s: commit before giving up %s failed: %s", self.group_id, names(held), e)
             else:
                 self._counters["partitions_lost"] += len(held)
                 self._fire("lost", held)
             self._given_up = set(held)  # (a poll that finds nothing held, mid-rebalance, keeps the record)
-        self._assignment = []
-        self._positions.clear()
-        self._commits.forget()
-        self._paused.clear()
+        self._state.clear()
 
     def _reconcile(self, member: ConsumerGroupMember, deadline: Deadline) -> None:
         """Consumer protocol (KIP-848): heartbeat when due and apply what the coordinator answered.
@@ -580,15 +551,16 @@ class Consumer:
             return
         target = result.assigned
         assert target is not None
-        current = set(self._assignment)
+        state = self._state
+        current = set(state.assignment)
         revoked, added = current - target, target - current
         if revoked:
             self._counters["partitions_revoked"] += len(revoked)
             self._fire("revoked", sorted(revoked))
-            self._commits.commit_revoked(self._positions, revoked, deadline, self._member)
-            self._drop(revoked)
+            self._commits.commit_revoked(state.positions, revoked, deadline, self._member)
+            state.drop(revoked)
         if added:
-            self._assignment = sorted(set(self._assignment) | added)
+            state.add(added)
         if added or revoked or self._first_reconciliation:
             self._first_reconciliation = False
             self._counters["rebalances"] += 1
@@ -596,31 +568,22 @@ class Consumer:
                 "group %s: epoch %d: assigned %s (added %s, revoked %s)",
                 self.group_id,
                 member.epoch,
-                _names(self._assignment),
-                _names(added),
-                _names(revoked),
+                names(state.assignment),
+                names(added),
+                names(revoked),
             )
             self._fire("assigned", sorted(added))
-        member.acknowledge(set(self._assignment))
+        member.acknowledge(set(state.assignment))
 
     def _lose_all(self) -> None:
         """The membership was lost (KIP-848 fencing, or the poll timer): every partition held goes, with
         ``on_partitions_lost`` and no commit (they may be someone else's already)."""
-        held = list(self._assignment)
+        held = list(self._state.assignment)
         if held:
             self._counters["partitions_lost"] += len(held)
             self._fire("lost", held)
-        self._drop(held)
+        self._state.drop(held)
         self._first_reconciliation = True
-
-    def _drop(self, tps: Iterable[TopicPartition]) -> None:
-        gone = set(tps)
-        self._assignment = [tp for tp in self._assignment if tp not in gone]
-        for d in (self._positions, self._high_watermarks):
-            for tp in gone:
-                d.pop(tp, None)
-        self._commits.forget(gone)
-        self._paused -= gone
 
     def _fire(self, event: str, partitions: list[TopicPartition]) -> None:
         err = call_listener(self.listener, event, partitions)
@@ -637,22 +600,22 @@ class Consumer:
     def _refresh_pattern(self, deadline: Deadline) -> None:
         """Match the pattern against the cluster's topics when the metadata is older than
         ``metadata_max_age_ms``; rejoin when the set of matching topics changed."""
-        assert self._member is not None and self._pattern is not None
+        assert self._member is not None and self._state.pattern is not None
         now = time.monotonic()
-        if (now - self._pattern_checked) * 1000 < self.metadata_max_age_ms:
+        if (now - self._state.pattern_checked) * 1000 < self.metadata_max_age_ms:
             return
         meta = self.client.metadata(None, deadline=deadline)
-        self._pattern_checked = now
+        self._state.pattern_checked = now
         matched = sorted(
             name
             for name, tm in meta.topics.items()
             if tm.error is None
             and not (self.exclude_internal_topics and (tm.is_internal or name.startswith("__")))
-            and self._pattern.fullmatch(name)
+            and self._state.pattern.fullmatch(name)
         )
-        if matched != self._subscription:
-            log.info("group %s: pattern %r now matches %s", self.group_id, self._pattern.pattern, matched)
-            self._subscription = matched
+        if matched != self._state.topics:
+            log.info("group %s: pattern %r now matches %s", self.group_id, self._state.pattern.pattern, matched)
+            self._state.topics = matched
             self._member.set_subscription(matched)
 
     # -------------------------------------------------------------------------------------- commits
@@ -664,9 +627,9 @@ class Consumer:
         """
         if self.group_id is None:
             raise ValueError("commit() needs a group_id")
-        todo = dict(self._positions if offsets is None else offsets)
+        todo = dict(self._state.positions if offsets is None else offsets)
         if todo:
-            member = self._member if self._subscription is not None else None
+            member = self._member if self._state.subscribed else None
             self._commits.commit(todo, self.client.deadline(timeout_ms), member)
 
     def committed(
@@ -755,7 +718,7 @@ class Consumer:
     def _poll_once(self, deadline: Deadline, first: bool = True) -> dict[TopicPartition, RecordColumns]:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
         member = self._member
-        if member is not None and self._subscription is not None:
+        if member is not None and self._state.subscribed:
             assert self._upkeep is not None
             if not first and (self._upkeep.expired or member.revocation_pending()):
                 # The heartbeat thread learnt of a rebalance during this poll: give partitions up (listener,
@@ -770,7 +733,7 @@ class Consumer:
                 member.allow_rejoin()
             if self._upkeep.fatal is not None:
                 raise self._upkeep.fatal
-            if self._pattern is not None:
+            if self._state.pattern is not None:
                 self._refresh_pattern(deadline)
             if isinstance(member, ConsumerGroupMember):
                 self._reconcile(member, deadline)
@@ -791,22 +754,22 @@ class Consumer:
                         self._assigned(assigned)
                     self._raise_listener_error()
                 # (Cooperative: a member keeps reading what it owns while the rebalance goes on.)
-        self._commits.maybe_commit(self._positions, deadline, self._member if self._subscription is not None else None)
-        if not self._assignment:
+        self._commits.maybe_commit(self._state.positions, deadline, self._member if self._state.subscribed else None)
+        if not self._state.assignment:
             deadline.sleep(0.05)
             return {}
-        self._init_positions(self._assignment, deadline)
+        self._init_positions(self._state.assignment, deadline)
         left_ms = deadline.remaining_ms()
         if left_ms < 5:
             return {}  # too little left for a round trip: not worth a request
         wait = deadline.wait_ms(self.max_wait_ms)
-        fetchable = [tp for tp in self._assignment if tp not in self._paused]
+        fetchable = self._state.fetchable()
         if not fetchable:
             deadline.sleep(min(0.05, deadline.remaining()))
             return {}
         self._validate(fetchable, deadline)
         results = self.client.fetch_many(
-            {tp: self._positions[tp] for tp in fetchable},
+            {tp: self._state.positions[tp] for tp in fetchable},
             max_bytes=self.max_bytes,
             partition_max_bytes=self.partition_max_bytes,
             max_wait_ms=wait,
@@ -820,17 +783,17 @@ class Consumer:
             if r.error is not None:
                 if (
                     isinstance(r.error, OffsetOutOfRangeError)
-                    and tp in self._epochs
-                    and tp not in self._out_of_range_checked
+                    and tp in self._state.epochs
+                    and tp not in self._state.out_of_range_checked
                 ):
                     # Out of range on a new leader may be a truncated log (Java's consumer learns it from a
                     # FENCED_LEADER_EPOCH instead): validate first (KIP-320); if the position survives the
                     # check and is still out of range, it is reset below the next time.
-                    self._out_of_range_checked.add(tp)
-                    self._leader_epochs[tp] = -2  # differs from any epoch: the next poll validates
+                    self._state.out_of_range_checked.add(tp)
+                    self._state.leader_epochs[tp] = -2  # differs from any epoch: the next poll validates
                     continue
                 if isinstance(r.error, OffsetOutOfRangeError):
-                    self._out_of_range_checked.discard(tp)
+                    self._state.out_of_range_checked.discard(tp)
                     if self.auto_offset_reset == "none":
                         raise NoOffsetForPartitionError(
                             f"{tp[0]}/{tp[1]}: offset {r.fetch_offset} is out of range and auto_offset_reset is 'none'"
@@ -847,21 +810,21 @@ class Consumer:
                     continue
                 raise r.error
             if r.high_watermark >= 0:
-                self._high_watermarks[tp] = r.high_watermark
-            self._out_of_range_checked.discard(tp)
-            known = self._leader_epochs.get(tp)
+                self._state.high_watermarks[tp] = r.high_watermark
+            self._state.out_of_range_checked.discard(tp)
+            known = self._state.leader_epochs.get(tp)
             if known is None:
                 self._note_leader_epoch(tp)
-            elif tp in self._epochs and leader_epoch_of(self.client.cluster, tp) not in (known, -1):
+            elif tp in self._state.epochs and leader_epoch_of(self.client.cluster, tp) not in (known, -1):
                 # The leader changed while fetching (the fetch followed it): what it sent is not accepted until
                 # the position is validated against the new leader's log (KIP-320), at the next poll.
                 continue
             if len(r.records):
                 epochs = r.records.batch_partition_leader_epoch
                 if len(epochs) and int(epochs[-1]) >= 0:
-                    self._epochs[tp] = int(epochs[-1])
-            if tp in self._positions and r.next_offset > self._positions[tp]:
-                self._positions[tp] = r.next_offset
+                    self._state.epochs[tp] = int(epochs[-1])
+            if tp in self._state.positions and r.next_offset > self._state.positions[tp]:
+                self._state.positions[tp] = r.next_offset
             if len(r.records):
                 out[tp] = r.records
                 self._counters["records_consumed"] += len(r.records)
@@ -881,16 +844,10 @@ class Consumer:
         watermark of the last fetch minus the position (None until both are known). ``client`` holds
         the client's own traffic counters.
         """
-        partitions: dict[TopicPartition, dict[str, int | None]] = {}
-        for tp in self._assignment:
-            pos = self._positions.get(tp)
-            hw = self._high_watermarks.get(tp)
-            lag = None if pos is None or hw is None else max(0, hw - pos)
-            partitions[tp] = {"position": pos, "high_watermark": hw, "lag": lag}
         return {
             **self._counters,
             "generation": self.generation,
-            "partitions": partitions,
+            "partitions": self._state.partition_metrics(),
             "client": self.client.metrics(),
         }
 
@@ -909,7 +866,7 @@ class Consumer:
         deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:
             member = self._member
-            if member is not None and self._subscription is not None:
+            if member is not None and self._state.subscribed:
                 # Listener, then the final auto-commit (only while a member of a generation; never raises).
                 self._give_up_assignment(deadline)
                 self._listener_error = None  # already logged; close() never raises
@@ -932,8 +889,3 @@ class Consumer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _names(tps: Iterable[TopicPartition]) -> str:
-    """``t/0,t/1`` for a log line ("-" when empty)."""
-    return ",".join(f"{t}/{p}" for t, p in sorted(tps)) or "-"
