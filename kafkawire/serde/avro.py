@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from ..columns import BinaryColumn
+from ..binary import BinaryColumn
 from ..errors import KafkaWireError
 from . import avro_arrow
 from .avro_encode import encode_value

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import BinaryColumn, as_binary_column
+from ..binary import BinaryColumn, as_binary_column
 
 __all__ = ["HEADER_SIZE", "MAGIC", "frame", "schema_ids", "values_column"]
 

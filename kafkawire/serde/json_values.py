@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import require
-from ..columns import BinaryColumn
+from ..binary import BinaryColumn
 from ..errors import KafkaWireError
 from .avro import MODES, AvroDecodeError, _registry
 from .framing import frame, rows_as_struct_array, values_column

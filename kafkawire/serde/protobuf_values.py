@@ -18,7 +18,7 @@ import base64
 from typing import Any
 
 from .._optional import require
-from ..columns import BinaryColumn
+from ..binary import BinaryColumn
 from ..errors import KafkaWireError
 from .avro import MODES, AvroDecodeError, _registry
 from .framing import frame, values_column
