@@ -8,13 +8,14 @@ import datetime as _dt
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
     "CliError",
     "add_connection_args",
+    "make_admin",
     "make_client",
     "parse_pairs",
     "parse_start",
@@ -182,6 +183,14 @@ def make_client(args: argparse.Namespace, role: str | None = None, **options: An
         raise CliError(f"bad --bootstrap {bootstrap_of(args)!r} or security options: {e}") from None
 
 
+def make_admin(args: argparse.Namespace) -> Any:
+    """A :class:`kafkawire.admin.Admin` on :func:`make_client`'s client: ``with make_admin(args) as admin,
+    admin.client:`` closes both."""
+    from ..admin import Admin
+
+    return Admin(client=make_client(args))
+
+
 def partitions_of(client: Any, topic: str) -> list[int]:
     """The partition ids of ``topic``; a topic the cluster does not have is an error at once.
 
@@ -248,6 +257,59 @@ def parse_start(text: str) -> tuple[str, int]:
             raise CliError(f"bad --from {text!r}: offsets are >= 0")
         return "offset", off
     return "time", parse_time_ms(text)
+
+
+def add_reset_target(parser: argparse.ArgumentParser) -> Any:
+    """The ``--to-*`` options of a ``reset-offsets`` action (one required); returns their group, to add more."""
+    to = parser.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", action="store_true")
+    to.add_argument("--to-latest", action="store_true")
+    to.add_argument("--to-offset", type=int, metavar="OFFSET", help="outside the log: its nearer end")
+    to.add_argument("--to-datetime", metavar="TIME", help="ISO 8601 (naive = UTC) or @MILLISECONDS")
+    return to
+
+
+def reset_target(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``Admin.reset_*_offsets`` that the ``--to-*`` (or ``--shift-by``) option chose."""
+    if args.to_earliest:
+        return {"to": "earliest"}
+    if args.to_latest:
+        return {"to": "latest"}
+    if args.to_offset is not None:
+        return {"to": args.to_offset}
+    if args.to_datetime is not None:
+        return {"to_timestamp": parse_time_ms(args.to_datetime)}
+    return {"shift_by": args.shift_by}
+
+
+def print_reset_plan(args: argparse.Namespace, plan: Mapping[tuple[str, int], int], not_done: str) -> None:
+    """A ``reset-offsets`` plan (new offset per partition of ``args.group``) as a table or ``--json``; on a dry
+    run, a note on stderr that nothing was ``not_done``."""
+    if args.json:
+        print(json.dumps({"group": args.group, "executed": args.execute,
+                          "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in plan.items()]}))
+        return
+    rows = [(args.group, t, p, o) for (t, p), o in plan.items()]
+    print_table(rows, ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"))
+    if not args.execute:
+        print(f"dry run: nothing {not_done} (add --execute)", file=sys.stderr)
+
+
+def print_described(out: Sequence[Any], as_json: bool, show: Callable[[Any], None]) -> None:
+    """What a ``describe`` action found (a JSON-able dict per topic or group): with ``--json`` one JSON list,
+    else each item printed by ``show``, a blank line between them."""
+    if as_json:
+        print(json.dumps(out))
+        return
+    for i, item in enumerate(out):
+        if i:
+            print()
+        show(item)
+
+
+def assignment_text(assignment: Mapping[str, Iterable[int]]) -> str:
+    """A member's partitions as one table cell: ``t1:0,1;t2:3`` (``-`` for none)."""
+    return ";".join(f"{t}:{','.join(map(str, ps))}" for t, ps in assignment.items()) or "-"
 
 
 def print_rows(rows: Sequence[Sequence[Any]], header: Sequence[str], as_json: bool) -> None:

@@ -6,9 +6,8 @@ change them, on :class:`kafkawire.admin.Admin`."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from ._common import CliError, add_action, make_client, print_rows
+from ._common import CliError, add_action, make_admin, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -74,19 +73,13 @@ def run(args: argparse.Namespace) -> int:
     return actions[args.action](args)
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _ids(v: tuple[int, ...] | None) -> str:
     return "-" if v is None else ",".join(map(str, v))
 
 
 
 def _partitions(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         described = admin.describe_topic_partitions(args.topics)
     rows = [
         (t, p.partition, p.leader, p.leader_epoch, _ids(p.replicas), _ids(p.isr),
@@ -100,7 +93,7 @@ def _partitions(args: argparse.Namespace) -> int:
 
 
 def _elect(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         result = admin.elect_leaders(None if args.all_topic_partitions else args.partition, election=args.election_type)
     from ..protocol.errors import ElectionNotNeededError
 
@@ -117,7 +110,7 @@ def _elect(args: argparse.Namespace) -> int:
 
 
 def _reassignments(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         ongoing = admin.list_partition_reassignments()
     rows = [(t, p, _ids(r.replicas), _ids(r.adding), _ids(r.removing)) for (t, p), r in sorted(ongoing.items())]
     print_rows(rows, ("TOPIC", "PARTITION", "REPLICAS", "ADDING", "REMOVING"), args.json)
@@ -131,7 +124,7 @@ def _reassign(args: argparse.Namespace) -> int:
             replicas = [int(x) for x in args.replicas.split(",") if x.strip()]
         except ValueError:
             raise CliError(f"--replicas takes broker ids separated by commas, not {args.replicas!r}") from None
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         err = admin.alter_partition_reassignments({args.partition: replicas})[args.partition]
     if err is not None:
         raise CliError(str(err))
@@ -141,7 +134,7 @@ def _reassign(args: argparse.Namespace) -> int:
 
 
 def _log_dirs(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         dirs = admin.describe_log_dirs(args.broker)
     rows = [
         (broker, path, t, p, r.size, r.offset_lag, r.is_future)
@@ -155,7 +148,7 @@ def _log_dirs(args: argparse.Namespace) -> int:
 
 
 def _features(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         f = admin.describe_features()
     rows = [
         (name, lo, hi, f.finalized.get(name, 0), f.epoch)
@@ -172,7 +165,7 @@ def _update_features(args: argparse.Namespace) -> int:
         if not sep or not level.strip().lstrip("-").isdigit():
             raise CliError(f"--feature takes NAME=LEVEL, not {item!r}")
         levels[name.strip()] = int(level)
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.update_features(levels, upgrade_type=args.upgrade_type, validate_only=args.validate_only)
     verb = "validated" if args.validate_only else "finalized"
     print(f"{verb} " + ", ".join(f"{n}={v}" for n, v in levels.items()))

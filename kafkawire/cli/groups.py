@@ -8,7 +8,18 @@ import json
 import sys
 from typing import Any
 
-from ._common import CliError, add_action, make_client, parse_time_ms, partitions_of, print_table
+from ._common import (
+    CliError,
+    add_action,
+    add_reset_target,
+    assignment_text,
+    make_admin,
+    partitions_of,
+    print_described,
+    print_reset_plan,
+    print_table,
+    reset_target,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -45,11 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--topic", action="append", metavar="TOPIC[:P,P...]", help="a topic, or some of its partitions (repeatable)"
     )
     which.add_argument("--all-topics", action="store_true", help="every partition the group has committed")
-    to = reset.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true")
-    to.add_argument("--to-latest", action="store_true")
-    to.add_argument("--to-offset", type=int, metavar="OFFSET", help="outside the log: its nearer end")
-    to.add_argument("--to-datetime", metavar="TIME", help="ISO 8601 (naive = UTC) or @MILLISECONDS")
+    to = add_reset_target(reset)
     to.add_argument("--shift-by", type=int, metavar="N", help="move the committed offsets by N (may be negative)")
     reset.add_argument("--execute", action="store_true", help="commit the new offsets (default: only print them)")
     reset.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -67,14 +74,8 @@ def run(args: argparse.Namespace) -> int:
     return actions[args.action](args)
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _list(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         groups = admin.list_groups(states=args.state, types=args.type)
     if args.json:
         print(json.dumps([{"group": g.group_id, "state": g.state, "type": g.type,
@@ -87,7 +88,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _describe(args: argparse.Namespace) -> int:
     out = []
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         descriptions = admin.describe_groups(args.groups)
         for group in args.groups:
             d = descriptions[group]
@@ -115,36 +116,34 @@ def _describe(args: argparse.Namespace) -> int:
                              "assignment": {t: ps for t, ps in sorted(m.assignment.items())}} for m in d.members],
                 "offsets": partitions,
             })
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    for i, g in enumerate(out):
-        if i:
-            print()
-        print(f"group {g['group']} ({g['type']}): {g['state']}, {len(g['members'])} member(s), "
-              f"assignor {g['assignor'] or '-'}, coordinator {g['coordinator']}")
-        if g["members"]:
-            print_table(
-                [(m["member_id"], m["host"], m["client_id"],
-                  ";".join(f"{t}:{','.join(map(str, ps))}" for t, ps in m["assignment"].items()) or "-")
-                 for m in g["members"]],
-                ("MEMBER-ID", "HOST", "CLIENT-ID", "ASSIGNMENT"),
-            )
-        if g["offsets"]:
-
-            def dash(v: Any) -> Any:
-                return "-" if v is None else v
-
-            print_table(
-                [(p["topic"], p["partition"], dash(p["committed"]), p["end_offset"], dash(p["lag"]),
-                  dash(p["member_id"])) for p in g["offsets"]],
-                ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID"),
-            )
+    print_described(out, args.json, _show_group)
     return 0
 
 
+def _show_group(g: dict[str, Any]) -> None:
+    print(f"group {g['group']} ({g['type']}): {g['state']}, {len(g['members'])} member(s), "
+          f"assignor {g['assignor'] or '-'}, coordinator {g['coordinator']}")
+    if g["members"]:
+        print_table(
+            [(m["member_id"], m["host"], m["client_id"],
+              assignment_text(m["assignment"]))
+             for m in g["members"]],
+            ("MEMBER-ID", "HOST", "CLIENT-ID", "ASSIGNMENT"),
+        )
+    if g["offsets"]:
+
+        def dash(v: Any) -> Any:
+            return "-" if v is None else v
+
+        print_table(
+            [(p["topic"], p["partition"], dash(p["committed"]), p["end_offset"], dash(p["lag"]),
+              dash(p["member_id"])) for p in g["offsets"]],
+            ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID"),
+        )
+
+
 def _delete(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.delete_groups(args.groups, missing_ok=args.if_exists)
     for g in args.groups:
         print(f"deleted group {g}", file=sys.stderr)
@@ -168,36 +167,19 @@ def _topics(specs: list[str]) -> list[Any]:
 def _reset(args: argparse.Namespace) -> int:
     from ..admin import GroupNotInactiveError
 
-    spec: dict[str, Any]
-    if args.to_earliest:
-        spec = {"to": "earliest"}
-    elif args.to_latest:
-        spec = {"to": "latest"}
-    elif args.to_offset is not None:
-        spec = {"to": args.to_offset}
-    elif args.to_datetime is not None:
-        spec = {"to_timestamp": parse_time_ms(args.to_datetime)}
-    else:
-        spec = {"shift_by": args.shift_by}
+    spec = reset_target(args)
     topics = None if args.all_topics else _topics(args.topic)
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         try:
             plan = admin.reset_consumer_group_offsets(args.group, topics, dry_run=not args.execute, **spec)
         except GroupNotInactiveError as e:
             raise CliError(str(e)) from None
-    if args.json:
-        print(json.dumps({"group": args.group, "executed": args.execute,
-                          "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in plan.items()]}))
-    else:
-        print_table([(args.group, t, p, o) for (t, p), o in plan.items()],
-                    ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"))
-        if not args.execute:
-            print("dry run: nothing committed (add --execute)", file=sys.stderr)
+    print_reset_plan(args, plan, "committed")
     return 0
 
 
 def _delete_offsets(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         partitions = []
         for spec in args.topic:
             topic, sep, ps = spec.partition(":")

@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
-from ._common import CliError, add_action, make_client, parse_pairs, print_table
+from ._common import CliError, add_action, make_admin, parse_pairs, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -42,25 +40,16 @@ def _entity(args: argparse.Namespace) -> dict[str, str | None]:
     return {k: (None if v == "<default>" else v) for k, v in given.items() if v is not None}
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _describe(args: argparse.Namespace) -> int:
     entity = _entity(args) or None
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         found = admin.describe_client_quotas(entity, strict=args.strict)
     rows = [
         (" ".join(f"{t}={'<default>' if n is None else n}" for t, n in e), key, value)
         for e, quotas in sorted(found.items(), key=lambda kv: str(kv[0]))
         for key, value in sorted(quotas.items())
     ]
-    if args.json:
-        print(json.dumps([{"entity": e, "quota": k, "value": v} for e, k, v in rows]))
-    else:
-        print_table(rows, ("ENTITY", "QUOTA", "VALUE"))
+    print_rows(rows, ("ENTITY", "QUOTA", "VALUE"), args.json)
     return 0
 
 
@@ -77,7 +66,7 @@ def _alter(args: argparse.Namespace) -> int:
     quotas.update({key: None for key in args.delete or ()})
     if not quotas:
         raise CliError("nothing to change: give --set or --delete")
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.alter_client_quotas([(entity, quotas)], validate_only=args.validate_only)
     print(f"{'validated' if args.validate_only else 'altered'} {len(quotas)} quota(s)")
     return 0

@@ -8,7 +8,16 @@ import json
 import sys
 from typing import Any
 
-from ._common import add_action, make_client, parse_time_ms, print_table
+from ._common import (
+    add_action,
+    add_reset_target,
+    assignment_text,
+    make_admin,
+    print_described,
+    print_reset_plan,
+    print_table,
+    reset_target,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -33,11 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     reset.add_argument("group", metavar="GROUP")
     reset.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="a topic (repeatable)")
-    to = reset.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true")
-    to.add_argument("--to-latest", action="store_true")
-    to.add_argument("--to-offset", type=int, metavar="OFFSET", help="outside the log: its nearer end")
-    to.add_argument("--to-datetime", metavar="TIME", help="ISO 8601 (naive = UTC) or @MILLISECONDS")
+    add_reset_target(reset)
     reset.add_argument("--execute", action="store_true", help="apply the new offsets (default: only print them)")
     reset.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -47,14 +52,8 @@ def run(args: argparse.Namespace) -> int:
     return {"list": _list, "describe": _describe, "delete": _delete, "reset-offsets": _reset}[args.action](args)
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _list(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         groups = admin.list_share_groups(states=args.state)
     if args.json:
         print(json.dumps([{"group": g.group_id, "state": g.state} for g in groups]))
@@ -65,7 +64,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _describe(args: argparse.Namespace) -> int:
     out = []
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         descriptions = admin.describe_share_groups(args.groups)
         for group in args.groups:
             d = descriptions[group]
@@ -80,32 +79,30 @@ def _describe(args: argparse.Namespace) -> int:
                              "leader_epoch": o.leader_epoch, "lag": o.lag if o.lag >= 0 else None}
                             for (t, p), o in offsets.items()],
             })
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    for i, g in enumerate(out):
-        if i:
-            print()
-        print(f"share group {g['group']}: {g['state']}, {len(g['members'])} member(s), epoch {g['group_epoch']}, "
-              f"assignor {g['assignor'] or '-'}, coordinator {g['coordinator']}")
-        if g["members"]:
-            print_table(
-                [(m["member_id"], m["host"], m["client_id"], m["member_epoch"],
-                  ";".join(f"{t}:{','.join(map(str, ps))}" for t, ps in m["assignment"].items()) or "-")
-                 for m in g["members"]],
-                ("MEMBER-ID", "HOST", "CLIENT-ID", "EPOCH", "ASSIGNMENT"),
-            )
-        if g["offsets"]:
-            print_table(
-                [(p["topic"], p["partition"], p["start_offset"], "-" if p["lag"] is None else p["lag"])
-                 for p in g["offsets"]],
-                ("TOPIC", "PARTITION", "START-OFFSET", "LAG"),
-            )
+    print_described(out, args.json, _show_group)
     return 0
 
 
+def _show_group(g: dict[str, Any]) -> None:
+    print(f"share group {g['group']}: {g['state']}, {len(g['members'])} member(s), epoch {g['group_epoch']}, "
+          f"assignor {g['assignor'] or '-'}, coordinator {g['coordinator']}")
+    if g["members"]:
+        print_table(
+            [(m["member_id"], m["host"], m["client_id"], m["member_epoch"],
+              assignment_text(m["assignment"]))
+             for m in g["members"]],
+            ("MEMBER-ID", "HOST", "CLIENT-ID", "EPOCH", "ASSIGNMENT"),
+        )
+    if g["offsets"]:
+        print_table(
+            [(p["topic"], p["partition"], p["start_offset"], "-" if p["lag"] is None else p["lag"])
+             for p in g["offsets"]],
+            ("TOPIC", "PARTITION", "START-OFFSET", "LAG"),
+        )
+
+
 def _delete(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         if args.topic:
             for g in args.groups:
                 admin.delete_share_group_offsets(g, args.topic)
@@ -118,23 +115,8 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    spec: dict[str, Any]
-    if args.to_earliest:
-        spec = {"to": "earliest"}
-    elif args.to_latest:
-        spec = {"to": "latest"}
-    elif args.to_offset is not None:
-        spec = {"to": args.to_offset}
-    else:
-        spec = {"to_timestamp": parse_time_ms(args.to_datetime)}
-    with _admin(args) as admin, admin.client:
+    spec = reset_target(args)
+    with make_admin(args) as admin, admin.client:
         plan = admin.reset_share_group_offsets(args.group, args.topic, dry_run=not args.execute, **spec)
-    if args.json:
-        print(json.dumps({"group": args.group, "executed": args.execute,
-                          "offsets": [{"topic": t, "partition": p, "offset": o} for (t, p), o in plan.items()]}))
-    else:
-        rows = [(args.group, t, p, o) for (t, p), o in plan.items()]
-        print_table(rows, ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"))
-        if not args.execute:
-            print("dry run: nothing applied (add --execute)", file=sys.stderr)
+    print_reset_plan(args, plan, "applied")
     return 0

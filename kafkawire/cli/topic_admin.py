@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._common import CliError, add_action, make_client, parse_pairs, partitions_of, print_table
+from ._common import CliError, add_action, make_admin, parse_pairs, partitions_of, print_table
 
 __all__ = ["add_actions", "ACTIONS"]
 
@@ -43,16 +43,10 @@ def add_actions(sub: Any) -> None:
     )
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _configs(args: argparse.Namespace) -> int:
     from ..admin import ConfigResource
 
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         entries = admin.describe_configs([args.topic])[ConfigResource.topic(args.topic)]
     shown = [e for _, e in sorted(entries.items()) if args.all or not e.is_default]
     if args.json:
@@ -73,7 +67,7 @@ def _alter(args: argparse.Namespace) -> int:
     ops += [AlterConfigOp(k, "subtract", v) for k, v in parse_pairs(args.subtract, "--subtract")]
     if not ops:
         raise CliError("nothing to change: give --set, --delete, --append or --subtract")
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.alter_configs({args.topic: ops}, validate_only=args.validate_only)
     verb = "validated" if args.validate_only else "altered"
     print(f"{verb} {len(ops)} config change(s) of topic {args.topic}", file=sys.stderr)
@@ -81,7 +75,7 @@ def _alter(args: argparse.Namespace) -> int:
 
 
 def _grow(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.create_partitions({args.topic: args.partitions})
     print(f"topic {args.topic} now has {args.partitions} partitions", file=sys.stderr)
     return 0
@@ -90,7 +84,7 @@ def _grow(args: argparse.Namespace) -> int:
 def _trim(args: argparse.Namespace) -> int:
     if args.before < -1:
         raise CliError("--before must be an offset >= 0, or -1 for everything")
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         available = partitions_of(admin.client, args.topic)
         partitions = sorted(set(args.partition)) if args.partition else available
         missing = [p for p in partitions if p not in available]

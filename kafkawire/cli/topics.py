@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
-from ._common import CliError, add_action, make_client, parse_pairs, print_table
+from ._common import CliError, add_action, make_client, parse_pairs, print_described, print_table
 
 __all__ = ["add_arguments", "run"]
 
@@ -117,27 +118,25 @@ def _describe(args: argparse.Namespace) -> int:
             out.append(
                 {"name": name, "topic_id": str(tm.topic_id) if tm.topic_id else None, "partitions": parts}
             )
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    for i, t in enumerate(out):
-        if i:
-            print()
-        topic_id = f", id {t['topic_id']}" if t["topic_id"] else ""
-        print(f"topic {t['name']}: {len(t['partitions'])} partitions{topic_id}")
-        print_table(
-            [
-                (
-                    p["partition"],
-                    p["leader"],
-                    ",".join(map(str, p["replicas"])),
-                    ",".join(map(str, p["isr"])),
-                    p["earliest"],
-                    p["latest"],
-                    p["records"],
-                )
-                for p in t["partitions"]
-            ],
-            ("PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST", "RECORDS"),
-        )
+    print_described(out, args.json, _show_topic)
     return 0
+
+
+def _show_topic(t: dict[str, Any]) -> None:
+    topic_id = f", id {t['topic_id']}" if t["topic_id"] else ""
+    print(f"topic {t['name']}: {len(t['partitions'])} partitions{topic_id}")
+    print_table(
+        [
+            (
+                p["partition"],
+                p["leader"],
+                ",".join(map(str, p["replicas"])),
+                ",".join(map(str, p["isr"])),
+                p["earliest"],
+                p["latest"],
+                p["records"],
+            )
+            for p in t["partitions"]
+        ],
+        ("PARTITION", "LEADER", "REPLICAS", "ISR", "EARLIEST", "LATEST", "RECORDS"),
+    )

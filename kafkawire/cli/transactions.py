@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
-from ._common import CliError, add_action, make_client, print_rows
+from ._common import CliError, add_action, make_admin, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -43,14 +42,8 @@ def run(args: argparse.Namespace) -> int:
     return actions[args.action](args)
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _list(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         try:
             found = admin.list_transactions(
                 states=args.state, producer_ids=args.producer_id, duration_ms=args.duration_ms
@@ -64,7 +57,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         t = admin.describe_transactions([args.transactional_id])[args.transactional_id]
     # As Kafka's tool: the duration of the open transaction, measured here, -1 when none is open.
     duration = int(time.time() * 1000) - t.start_time_ms if t.start_time_ms >= 0 else -1
@@ -96,7 +89,7 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _producers(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         states = admin.describe_producers([(args.topic, args.partition)])[(args.topic, args.partition)]
     rows = [
         (
@@ -122,7 +115,7 @@ def _producers(args: argparse.Namespace) -> int:
 
 
 def _abort(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         try:
             state = admin.abort_transaction(args.topic, args.partition, args.start_offset)
         except ValueError as e:  # no open transaction starts there

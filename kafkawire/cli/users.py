@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import sys
-from typing import Any
 
-from ._common import CliError, add_action, make_client, print_table
+from ._common import CliError, add_action, make_admin, print_rows
 
 __all__ = ["add_arguments", "run"]
 
@@ -40,20 +38,11 @@ def run(args: argparse.Namespace) -> int:
     return {"describe": _describe, "set-scram": _set, "delete-scram": _delete}[args.action](args)
 
 
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(client=make_client(args))
-
-
 def _describe(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         found = admin.describe_user_scram_credentials(args.users or None)
     rows = [(u, m, it) for u, creds in sorted(found.items()) for m, it in sorted(creds.items())]
-    if args.json:
-        print(json.dumps([{"user": u, "mechanism": m, "iterations": it} for u, m, it in rows]))
-    else:
-        print_table(rows, ("USER", "MECHANISM", "ITERATIONS"))
+    print_rows(rows, ("USER", "MECHANISM", "ITERATIONS"), args.json)
     return 0
 
 
@@ -64,14 +53,14 @@ def _set(args: argparse.Namespace) -> int:
         password = getpass.getpass(f"password for {args.user}: ")
     if not password:
         raise CliError("the password is empty")
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.alter_user_scram_credentials(upsert=[(args.user, args.mechanism, password, args.iterations)])
     print(f"set the {args.mechanism} credential of {args.user} ({args.iterations} iterations)")
     return 0
 
 
 def _delete(args: argparse.Namespace) -> int:
-    with _admin(args) as admin, admin.client:
+    with make_admin(args) as admin, admin.client:
         admin.alter_user_scram_credentials(delete=[(args.user, args.mechanism)])
     print(f"deleted the {args.mechanism} credential of {args.user}")
     return 0
