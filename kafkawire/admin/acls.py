@@ -13,7 +13,7 @@ from typing import Any
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
-from ..protocol.errors import broker_error
+from ..protocol.errors import raise_broker_error
 
 __all__ = [
     "AclBinding",
@@ -97,12 +97,7 @@ class AclBinding:
         for attr in ("name", "principal", "host"):
             if not isinstance(getattr(self, attr), str):
                 raise TypeError(f"AclBinding.{attr} must be a str, not {type(getattr(self, attr)).__name__}")
-        return (
-            _code(RESOURCE_TYPES, self.resource_type, "resource_type", wildcard=False),
-            _code(PATTERN_TYPES, self.pattern_type, "pattern_type", wildcard=False),
-            _code(OPERATIONS, self.operation, "operation", wildcard=False),
-            _code(PERMISSIONS, self.permission, "permission", wildcard=False),
-        )
+        return _codes(self, wildcard=False)
 
 
 @dataclass(frozen=True)
@@ -125,12 +120,25 @@ class AclBindingFilter:
         for attr in ("name", "principal", "host"):
             if getattr(self, attr) is not None and not isinstance(getattr(self, attr), str):
                 raise TypeError(f"AclBindingFilter.{attr} must be a str or None")
-        return (
-            _code(RESOURCE_TYPES, self.resource_type, "resource_type", wildcard=True),
-            _code(PATTERN_TYPES, self.pattern_type, "pattern_type", wildcard=True),
-            _code(OPERATIONS, self.operation, "operation", wildcard=True),
-            _code(PERMISSIONS, self.permission, "permission", wildcard=True),
-        )
+        return _codes(self, wildcard=True)
+
+
+def _codes(acl: AclBinding | AclBindingFilter, wildcard: bool) -> tuple[int, int, int, int]:
+    """(resource type, pattern type, operation, permission) codes of a binding or a filter."""
+    tables = (RESOURCE_TYPES, PATTERN_TYPES, OPERATIONS, PERMISSIONS)
+    rtype, ptype, op, perm = (
+        _code(table, getattr(acl, attr), attr, wildcard=wildcard)
+        for table, attr in zip(tables, ("resource_type", "pattern_type", "operation", "permission"))
+    )
+    return rtype, ptype, op, perm
+
+
+def _filter_fields(flt: AclBindingFilter, version: int, what: str) -> dict[str, Any]:
+    """The fields a DescribeAcls request and a DeleteAcls filter both carry, for ``flt``."""
+    rtype, ptype, op, perm = flt.codes()
+    pattern = _pattern_for(version, ptype, what)
+    return {"resource_type_filter": rtype, "resource_name_filter": flt.name, "pattern_type_filter": pattern,
+            "principal_filter": flt.principal, "host_filter": flt.host, "operation": op, "permission_type": perm}
 
 
 def _binding(resource_type: int, resource_name: str, pattern_type: int, acl: Any) -> AclBinding:
@@ -160,24 +168,14 @@ def describe_acls(cluster: Cluster, deadline: Deadline, flt: AclBindingFilter) -
     """See :meth:`kafkawire.admin.Admin.describe_acls`."""
     if not isinstance(flt, AclBindingFilter):
         raise TypeError("describe_acls takes an AclBindingFilter")
-    rtype, ptype, op, perm = flt.codes()
+    flt.codes()  # bad names fail before anything is sent
 
     def attempt(d: Deadline) -> list[AclBinding]:
         conn = cluster.any_connection(d)
         version = conn.version_for(DescribeAclsRequest)
-        req = DescribeAclsRequest(
-            resource_type_filter=rtype,
-            resource_name_filter=flt.name,
-            pattern_type_filter=_pattern_for(version, ptype, "describe ACLs"),
-            principal_filter=flt.principal,
-            host_filter=flt.host,
-            operation=op,
-            permission_type=perm,
-        )
+        req = DescribeAclsRequest(**_filter_fields(flt, version, "describe ACLs"))
         resp = conn.request(req, version, deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "describe ACLs")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "describe ACLs")
         return [
             _binding(r.resource_type, r.resource_name, r.pattern_type, a)
             for r in resp.resources
@@ -211,9 +209,7 @@ def create_acls(cluster: Cluster, deadline: Deadline, bindings: Iterable[AclBind
         ]
         resp = conn.request(CreateAclsRequest(creations=creations), version, deadline=d)
         for b, r in zip(todo, resp.results):
-            err = broker_error(r.error_code, r.error_message, f"create ACL {b}")
-            if err is not None:
-                raise err
+            raise_broker_error(r.error_code, r.error_message, f"create ACL {b}")
 
     if todo:
         cluster.call(deadline, attempt, what="create ACLs", topics=[])
@@ -230,30 +226,13 @@ def delete_acls(cluster: Cluster, deadline: Deadline, filters: Iterable[AclBindi
     def attempt(d: Deadline) -> list[AclBinding]:
         conn = cluster.any_connection(d)
         version = conn.version_for(DeleteAclsRequest)
-        reqs = []
-        for f in todo:
-            rtype, ptype, op, perm = f.codes()
-            reqs.append(
-                DeleteAclsRequest.DeleteAclsFilter(
-                    resource_type_filter=rtype,
-                    resource_name_filter=f.name,
-                    pattern_type_filter=_pattern_for(version, ptype, "delete ACLs"),
-                    principal_filter=f.principal,
-                    host_filter=f.host,
-                    operation=op,
-                    permission_type=perm,
-                )
-            )
+        reqs = [DeleteAclsRequest.DeleteAclsFilter(**_filter_fields(f, version, "delete ACLs")) for f in todo]
         resp = conn.request(DeleteAclsRequest(filters=reqs), version, deadline=d)
         deleted = []
         for f, r in zip(todo, resp.filter_results):
-            err = broker_error(r.error_code, r.error_message, f"delete ACLs matching {f}")
-            if err is not None:
-                raise err
+            raise_broker_error(r.error_code, r.error_message, f"delete ACLs matching {f}")
             for m in r.matching_acls:
-                err = broker_error(m.error_code, m.error_message, "delete ACL")
-                if err is not None:
-                    raise err
+                raise_broker_error(m.error_code, m.error_message, "delete ACL")
                 deleted.append(_binding(m.resource_type, m.resource_name, m.pattern_type, m))
         return deleted
 

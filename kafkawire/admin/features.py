@@ -12,7 +12,7 @@ from .. import __version__
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import ApiVersionsRequest, UpdateFeaturesRequest
-from ..protocol.errors import broker_error
+from ..protocol.errors import raise_broker_error
 
 __all__ = ["FeatureMetadata", "UPGRADE_TYPES", "describe_features", "update_features"]
 
@@ -39,9 +39,7 @@ def describe_features(cluster: Cluster, deadline: Deadline) -> FeatureMetadata:
         version = conn.version_for(ApiVersionsRequest, 3)
         req = ApiVersionsRequest(client_software_name="kafkawire", client_software_version=__version__)
         resp = conn.request(req, version, deadline=d)
-        err = broker_error(resp.error_code, None, "describe features")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, None, "describe features")
         return FeatureMetadata(
             {f.name: f.max_version_level for f in resp.finalized_features},
             {f.name: (f.min_version, f.max_version) for f in resp.supported_features},
@@ -87,12 +85,8 @@ def update_features(
             validate_only=validate_only,
         )
         resp = conn.request(req, version, deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "update features")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "update features")
         for r in resp.results:  # per-feature results only up to v1
-            err = broker_error(r.error_code, r.error_message, f"update feature {r.feature!r}")
-            if err is not None:
-                raise err
+            raise_broker_error(r.error_code, r.error_message, f"update feature {r.feature!r}")
 
     cluster.call(deadline, attempt, what="update features", topics=[])

@@ -33,6 +33,7 @@ from ..protocol.errors import (
     GroupIdNotFoundError,
     UnknownTopicOrPartitionError,
     broker_error,
+    raise_broker_error,
 )
 from ..protocol.versions import highest_by_name
 from .types import GroupDescription, GroupListing, GroupOffset, MemberDescription
@@ -69,9 +70,7 @@ def list_groups(
                 types_filter=type_filter if version >= 5 else [],
             )
             resp = conn.request(req, version, deadline=d)
-            err = broker_error(resp.error_code, None, f"list groups on broker {node}")
-            if err is not None:
-                raise err
+            raise_broker_error(resp.error_code, None, f"list groups on broker {node}")
             for g in resp.groups:
                 found[g.group_id] = GroupListing(
                     g.group_id, g.protocol_type, getattr(g, "group_state", "") or "", getattr(g, "group_type", "") or ""
@@ -263,9 +262,7 @@ def _fetch_committed(
             code, topics = g.error_code, g.topics
         else:
             code, topics = getattr(resp, "error_code", 0) or 0, resp.topics
-        err = broker_error(code, None, f"committed offsets of group {group!r}")
-        if err is not None:
-            raise err
+        raise_broker_error(code, None, f"committed offsets of group {group!r}")
         out = {}
         for t in topics or ():
             for p in t.partitions:
@@ -425,16 +422,12 @@ def delete_group_offsets(
 
     def attempt(d: Deadline, conn: Any) -> None:
         resp = conn.request(req, deadline=d)
-        err = broker_error(resp.error_code, None, f"delete offsets of group {group!r}")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, None, f"delete offsets of group {group!r}")
         for t in resp.topics:
             for p in t.partitions:
                 # GROUP_SUBSCRIBED_TO_TOPIC: an active member still consumes it (Kafka refuses, as its tool says)
                 where = f"delete the offset of group {group!r} on {t.name}/{p.partition_index}"
-                err = broker_error(p.error_code, None, where)
-                if err is not None:
-                    raise err
+                raise_broker_error(p.error_code, None, where)
 
     if wanted:
         cluster.coordinator_call(deadline, group, attempt, what=f"delete offsets of group {group!r}")

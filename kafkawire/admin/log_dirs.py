@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import DescribeLogDirsRequest
-from ..protocol.errors import broker_error
+from ..protocol.errors import broker_error, raise_broker_error
 
 __all__ = ["ReplicaInfo", "LogDirDescription", "describe_log_dirs"]
 
@@ -52,9 +52,7 @@ def describe_log_dirs(
             conn = cluster.connection(node, d)
             version = conn.version_for(DescribeLogDirsRequest)
             resp = conn.request(DescribeLogDirsRequest(topics=None), version, deadline=d)
-            err = broker_error(resp.error_code, None, f"describe the log dirs of broker {node}")
-            if err is not None:
-                raise err
+            raise_broker_error(resp.error_code, None, f"describe the log dirs of broker {node}")
             dirs = {}
             for r in resp.results:
                 replicas = {

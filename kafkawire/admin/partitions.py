@@ -19,7 +19,13 @@ from ..protocol import (
     ElectLeadersRequest,
     ListPartitionReassignmentsRequest,
 )
-from ..protocol.errors import BrokerError, ElectionNotNeededError, UnknownTopicOrPartitionError, broker_error
+from ..protocol.errors import (
+    BrokerError,
+    ElectionNotNeededError,
+    UnknownTopicOrPartitionError,
+    broker_error,
+    raise_broker_error,
+)
 
 __all__ = [
     "PartitionInfo",
@@ -162,9 +168,7 @@ def elect_leaders(
         )
         resp = conn.request(req, version, deadline=d)
         if version >= 1:
-            err = broker_error(resp.error_code, None, f"{election} leader election")
-            if err is not None:
-                raise err
+            raise_broker_error(resp.error_code, None, f"{election} leader election")
         out: dict[tuple[str, int], BrokerError | None] = {}
         for r in resp.replica_election_results:
             for p in r.partition_result:
@@ -198,9 +202,7 @@ def list_partition_reassignments(
             ],
         )
         resp = conn.request(req, conn.version_for(ListPartitionReassignmentsRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "list partition reassignments")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "list partition reassignments")
         return {
             (t.name, p.partition_index): Reassignment(
                 tuple(p.replicas), tuple(p.adding_replicas), tuple(p.removing_replicas)
@@ -242,9 +244,7 @@ def alter_partition_reassignments(
             ],
         )
         resp = conn.request(req, conn.version_for(AlterPartitionReassignmentsRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "alter partition reassignments")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "alter partition reassignments")
         return {
             (t.name, p.partition_index): broker_error(
                 p.error_code, p.error_message, f"reassign {t.name}/{p.partition_index}"

@@ -13,7 +13,7 @@ from typing import Any
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import AlterClientQuotasRequest, DescribeClientQuotasRequest
-from ..protocol.errors import broker_error
+from ..protocol.errors import raise_broker_error
 
 __all__ = ["ENTITY_TYPES", "Entity", "describe_client_quotas", "alter_client_quotas"]
 
@@ -53,9 +53,7 @@ def describe_client_quotas(
         conn = cluster.any_connection(d)
         req = DescribeClientQuotasRequest(components=components, strict=strict)
         resp = conn.request(req, conn.version_for(DescribeClientQuotasRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "describe client quotas")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "describe client quotas")
         return {
             tuple(sorted((e.entity_type, e.entity_name) for e in entry.entity)): {v.key: v.value for v in entry.values}
             for entry in resp.entries or ()
@@ -98,9 +96,7 @@ def alter_client_quotas(
         resp = conn.request(req, conn.version_for(AlterClientQuotasRequest), deadline=d)
         for e in resp.entries:
             who = ", ".join(f"{x.entity_type}={x.entity_name}" for x in e.entity)
-            err = broker_error(e.error_code, e.error_message, f"alter the quotas of {who}")
-            if err is not None:
-                raise err
+            raise_broker_error(e.error_code, e.error_message, f"alter the quotas of {who}")
 
     if entries:
         cluster.call(deadline, attempt, what="alter client quotas", topics=[])

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from ..client.cluster.cluster import Cluster
 from ..client.net.deadline import Deadline
 from ..protocol import AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest
-from ..protocol.errors import broker_error
+from ..protocol.errors import raise_broker_error
 
 __all__ = ["MECHANISMS", "describe_user_scram_credentials", "alter_user_scram_credentials"]
 
@@ -38,14 +38,10 @@ def describe_user_scram_credentials(
             users=None if wanted is None else [DescribeUserScramCredentialsRequest.UserName(name=u) for u in wanted]
         )
         resp = conn.request(req, conn.version_for(DescribeUserScramCredentialsRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "describe SCRAM credentials")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "describe SCRAM credentials")
         out = {}
         for r in resp.results:
-            err = broker_error(r.error_code, r.error_message, f"describe the SCRAM credentials of {r.user!r}")
-            if err is not None:
-                raise err
+            raise_broker_error(r.error_code, r.error_message, f"describe the SCRAM credentials of {r.user!r}")
             out[r.user] = {_NAMES.get(c.mechanism, f"UNKNOWN({c.mechanism})"): c.iterations for c in r.credential_infos}
         return out
 
@@ -86,9 +82,7 @@ def alter_user_scram_credentials(
         req = AlterUserScramCredentialsRequest(deletions=deletions, upsertions=upsertions)
         resp = conn.request(req, conn.version_for(AlterUserScramCredentialsRequest), deadline=d)
         for r in resp.results:
-            err = broker_error(r.error_code, r.error_message, f"alter the SCRAM credentials of {r.user!r}")
-            if err is not None:
-                raise err
+            raise_broker_error(r.error_code, r.error_message, f"alter the SCRAM credentials of {r.user!r}")
 
     if upsertions or deletions:
         cluster.call(deadline, attempt, what="alter SCRAM credentials", topics=[])

@@ -23,7 +23,7 @@ from ..protocol import (
     DescribeShareGroupOffsetsRequest,
     ShareGroupDescribeRequest,
 )
-from ..protocol.errors import broker_error
+from ..protocol.errors import broker_error, raise_broker_error
 from . import groups as _groups
 from .types import GroupListing
 
@@ -157,16 +157,12 @@ def list_share_group_offsets(
         resp = conn.request(req, conn.version_for(DescribeShareGroupOffsetsRequest), deadline=d)
         out: dict[TopicPartition, ShareGroupOffset] = {}
         for g in resp.groups:
-            err = broker_error(g.error_code, g.error_message, f"share group offsets of {group!r}")
-            if err is not None:
-                raise err
+            raise_broker_error(g.error_code, g.error_message, f"share group offsets of {group!r}")
             for t in g.topics:
                 for p in t.partitions:
-                    perr = broker_error(
+                    raise_broker_error(
                         p.error_code, p.error_message, f"share offset of {group}:{t.topic_name}/{p.partition_index}"
                     )
-                    if perr is not None:
-                        raise perr
                     out[(t.topic_name, p.partition_index)] = ShareGroupOffset(p.start_offset, p.leader_epoch, p.lag)
         return dict(sorted(out.items()))
 
@@ -202,16 +198,12 @@ def alter_share_group_offsets(
 
     def attempt(d: Deadline, conn: Any) -> None:
         resp = conn.request(req, conn.version_for(AlterShareGroupOffsetsRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, f"alter share group offsets of {group!r}")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, f"alter share group offsets of {group!r}")
         for t in resp.responses:
             for p in t.partitions:
-                perr = broker_error(
+                raise_broker_error(
                     p.error_code, p.error_message, f"alter share offset of {group}:{t.topic_name}/{p.partition_index}"
                 )
-                if perr is not None:
-                    raise perr
 
     if by_topic:
         cluster.coordinator_call(deadline, group, attempt, what=f"alter share group offsets of {group!r}")
@@ -254,13 +246,9 @@ def delete_share_group_offsets(cluster: Cluster, deadline: Deadline, group: str,
 
     def attempt(d: Deadline, conn: Any) -> None:
         resp = conn.request(req, conn.version_for(DeleteShareGroupOffsetsRequest), deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, f"delete share group offsets of {group!r}")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, f"delete share group offsets of {group!r}")
         for t in resp.responses:
-            terr = broker_error(t.error_code, t.error_message, f"delete share offsets of {group}:{t.topic_name}")
-            if terr is not None:
-                raise terr
+            raise_broker_error(t.error_code, t.error_message, f"delete share offsets of {group}:{t.topic_name}")
 
     if names:
         cluster.coordinator_call(deadline, group, attempt, what=f"delete share group offsets of {group!r}")

@@ -26,6 +26,7 @@ from ..protocol.errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     broker_error,
+    raise_broker_error,
 )
 from .types import (
     CONFIG_OPS,
@@ -65,9 +66,7 @@ def describe_cluster(cluster: Cluster, deadline: Deadline) -> ClusterDescription
         version = conn.version_for(DescribeClusterRequest)
         req = DescribeClusterRequest(include_fenced_brokers=version >= 2)
         resp = conn.request(req, version, deadline=d)
-        err = broker_error(resp.error_code, resp.error_message, "describe cluster")
-        if err is not None:
-            raise err
+        raise_broker_error(resp.error_code, resp.error_message, "describe cluster")
         brokers = [
             BrokerDescription(b.broker_id, b.host, b.port, b.rack, bool(getattr(b, "is_fenced", False)))
             for b in resp.brokers
@@ -315,9 +314,7 @@ def delete_records(
             resp = pending.result(deadline=d)
             for t in resp.topics:
                 for p in t.partitions:
-                    err = broker_error(p.error_code, None, f"delete records of {t.name}/{p.partition_index}")
-                    if err is not None:
-                        raise err
+                    raise_broker_error(p.error_code, None, f"delete records of {t.name}/{p.partition_index}")
                     out[(t.name, p.partition_index)] = p.low_watermark
         return {tp: out[tp] for tp in before}
 

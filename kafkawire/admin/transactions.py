@@ -22,7 +22,7 @@ from ..protocol import (
     ListTransactionsRequest,
     WriteTxnMarkersRequest,
 )
-from ..protocol.errors import broker_error
+from ..protocol.errors import raise_broker_error
 
 __all__ = [
     "ProducerState",
@@ -103,9 +103,7 @@ def describe_producers(
             for t in resp.topics:
                 for p in t.partitions:
                     where = f"describe producers of {t.name}/{p.partition_index}"
-                    err = broker_error(p.error_code, p.error_message, where)
-                    if err is not None:
-                        raise err
+                    raise_broker_error(p.error_code, p.error_message, where)
                     out[(t.name, p.partition_index)] = [
                         ProducerState(
                             s.producer_id,
@@ -149,9 +147,7 @@ def list_transactions(
                 duration_filter=-1 if duration_ms is None else duration_ms,
             )
             resp = conn.request(req, version, deadline=d)
-            err = broker_error(resp.error_code, None, f"list transactions on broker {node}")
-            if err is not None:
-                raise err
+            raise_broker_error(resp.error_code, None, f"list transactions on broker {node}")
             if resp.unknown_state_filters:
                 raise ValueError(f"unknown transaction states {resp.unknown_state_filters}")
             for s in resp.transaction_states:
@@ -184,9 +180,7 @@ def describe_transactions(
                 deadline=d,
             )
             for s in resp.transaction_states:
-                err = broker_error(s.error_code, None, f"describe transaction {s.transactional_id!r}")
-                if err is not None:
-                    raise err
+                raise_broker_error(s.error_code, None, f"describe transaction {s.transactional_id!r}")
                 out[s.transactional_id] = TransactionDescription(
                     s.transactional_id,
                     node,
@@ -233,9 +227,7 @@ def abort_transaction(
         for m in resp.markers:
             for t in m.topics:
                 for p in t.partitions:
-                    err = broker_error(p.error_code, None, f"abort the transaction of producer {m.producer_id}")
-                    if err is not None:
-                        raise err
+                    raise_broker_error(p.error_code, None, f"abort the transaction of producer {m.producer_id}")
 
     cluster.call(deadline, attempt, what=f"abort transaction at {topic}/{partition}@{start_offset}", topics=[topic])
     return state

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import KafkaWireError
 
-__all__ = ["BrokerError", "UnknownBrokerError", "broker_error", "error_for_code", "raise_for_code", "ERRORS", "TABLE"]
+__all__ = [
+    "BrokerError",
+    "UnknownBrokerError",
+    "broker_error",
+    "raise_broker_error",
+    "error_for_code",
+    "raise_for_code",
+    "ERRORS",
+    "TABLE",
+]
 
 
 class BrokerError(KafkaWireError):
@@ -1035,3 +1044,10 @@ def broker_error(code: int, message: str | None = None, context: str = "") -> Br
     detail = message or cls.text or None
     text = f"{context}: {detail}" if context and detail else (context or detail)
     return cls(text)
+
+
+def raise_broker_error(code: int, message: str | None = None, context: str = "") -> None:
+    """Raise :func:`broker_error`'s exception for ``code`` unless it is 0 (success)."""
+    err = broker_error(code, message, context)
+    if err is not None:
+        raise err

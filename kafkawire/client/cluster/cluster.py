@@ -30,6 +30,7 @@ from ...protocol.errors import (
     NotCoordinatorError,
     UnknownTopicOrPartitionError,
     broker_error,
+    raise_broker_error,
 )
 from ..errors import KafkaConnectionError, KafkaTimeoutError, NoBrokersAvailableError
 from ..net.connection import BrokerConnection
@@ -441,9 +442,7 @@ class Cluster:
         else:
             code, msg = resp.error_code, getattr(resp, "error_message", None)
             node, host, port = resp.node_id, resp.host, resp.port
-        err = broker_error(code, msg, f"find coordinator of {what} {key!r}")
-        if err is not None:
-            raise err
+        raise_broker_error(code, msg, f"find coordinator of {what} {key!r}")
         if node not in self.brokers:
             self.brokers[node] = BrokerMetadata(node, host, port)
         log.debug("coordinator of %s %r is node %s (%s:%s)", what, key, node, host, port)
