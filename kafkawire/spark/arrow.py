@@ -13,7 +13,7 @@ the schema comes from one place: :func:`arrow_schema`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,28 +127,26 @@ class ArrowBuilder:
 _HEADERS_SPARK = "array<struct<key:string,value:binary>>"
 
 
+#: Arrow type tests and the Spark ``catalogString`` of the simple types they recognise.
+_SPARK_TYPE_NAMES: tuple[tuple[tuple[Callable[[pa.DataType], bool], ...], str], ...] = (
+    ((pa.types.is_string, pa.types.is_large_string), "string"),
+    ((pa.types.is_binary, pa.types.is_large_binary), "binary"),
+    ((pa.types.is_int32,), "int"),
+    ((pa.types.is_int64,), "bigint"),
+    ((pa.types.is_int16,), "smallint"),
+    ((pa.types.is_int8,), "tinyint"),
+    ((pa.types.is_float64,), "double"),
+    ((pa.types.is_float32,), "float"),
+    ((pa.types.is_boolean,), "boolean"),
+    ((pa.types.is_timestamp,), "timestamp"),
+)
+
+
 def _spark_type_name(t: pa.DataType) -> str:
     """Spark's ``catalogString`` of the column type Arrow shows us (for error messages)."""
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "string"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "binary"
-    if pa.types.is_int32(t):
-        return "int"
-    if pa.types.is_int64(t):
-        return "bigint"
-    if pa.types.is_int16(t):
-        return "smallint"
-    if pa.types.is_int8(t):
-        return "tinyint"
-    if pa.types.is_float64(t):
-        return "double"
-    if pa.types.is_float32(t):
-        return "float"
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_timestamp(t):
-        return "timestamp"
+    for tests, name in _SPARK_TYPE_NAMES:
+        if any(test(t) for test in tests):
+            return name
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return f"array<{_spark_type_name(t.value_type)}>"
     if pa.types.is_struct(t):

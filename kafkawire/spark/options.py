@@ -234,24 +234,23 @@ def parse_assign(value: str) -> tuple[TopicPartition, ...]:
 
 def parse_partition_offsets(value: str) -> dict[TopicPartition, int]:
     """``{"topicA":{"0":23,"1":-1}}`` → ``{("topicA", 0): 23, ...}`` (``JsonUtils.partitionOffsets``)."""
-    try:
-        raw = json.loads(value)
-        if not isinstance(raw, dict):
-            raise ValueError("not an object")
-        return {(str(t), p): off for t, parts in raw.items() for p, off in _int_keys(parts).items()}
-    except ValueError:
-        raise InvalidOptionError(f"Expected e.g. {_OFFSETS_EXAMPLE}, got {value}") from None
+    return _per_partition(value, _OFFSETS_EXAMPLE)
 
 
 def parse_partition_timestamps(value: str) -> dict[TopicPartition, int]:
     """Per-partition timestamps in the same JSON shape (``JsonUtils.partitionTimestamps``)."""
+    return _per_partition(value, _TIMESTAMPS_EXAMPLE)
+
+
+def _per_partition(value: str, example: str) -> dict[TopicPartition, int]:
+    """``{"topic":{"0":n,...}}`` → ``{("topic", 0): n, ...}``; anything else names ``example``."""
     try:
         raw = json.loads(value)
         if not isinstance(raw, dict):
             raise ValueError("not an object")
-        return {(str(t), p): ts for t, parts in raw.items() for p, ts in _int_keys(parts).items()}
+        return {(str(t), p): n for t, parts in raw.items() for p, n in _int_keys(parts).items()}
     except ValueError:
-        raise InvalidOptionError(f"Expected e.g. {_TIMESTAMPS_EXAMPLE}, got {value}") from None
+        raise InvalidOptionError(f"Expected e.g. {example}, got {value}") from None
 
 
 def offset_spec(
@@ -366,25 +365,23 @@ def _validate_general(opts: Mapping[str, str]) -> None:
             raise InvalidOptionError(f"{key} must be positive")
 
 
+def _refuse_in_batch(spec: OffsetSpec, kind: str, sentinel: int, whole: str, per_partition: str) -> None:
+    """A batch query may not start at latest nor end at earliest, as a whole (``kind``) or for one partition
+    (``sentinel``), in Spark's words."""
+    if spec.kind == kind:
+        raise InvalidOptionError(f"{whole} can't be {kind} for batch queries on Kafka")
+    if spec.kind == "offsets":
+        for (t, p), off in (spec.per_partition or {}).items():
+            if off == sentinel:
+                where = f"{per_partition} for {tp_str(t, p)}"
+                raise InvalidOptionError(f"{where} can't be {kind} for batch queries on Kafka")
+
+
 def _validate_batch(opts: Mapping[str, str]) -> tuple[OffsetSpec, OffsetSpec]:
     starting = _starting(opts, OffsetSpec("earliest"))
-    if starting.kind == "latest":
-        raise InvalidOptionError("starting offset can't be latest for batch queries on Kafka")
-    if starting.kind == "offsets":
-        for (t, p), off in (starting.per_partition or {}).items():
-            if off == LATEST:
-                raise InvalidOptionError(
-                    f"startingOffsets for {tp_str(t, p)} can't be latest for batch queries on Kafka"
-                )
+    _refuse_in_batch(starting, "latest", LATEST, "starting offset", "startingOffsets")
     ending = _ending(opts)
-    if ending.kind == "earliest":
-        raise InvalidOptionError("ending offset can't be earliest for batch queries on Kafka")
-    if ending.kind == "offsets":
-        for (t, p), off in (ending.per_partition or {}).items():
-            if off == EARLIEST:
-                raise InvalidOptionError(
-                    f"ending offset for {tp_str(t, p)} can't be earliest for batch queries on Kafka"
-                )
+    _refuse_in_batch(ending, "earliest", EARLIEST, "ending offset", "ending offset")
     _validate_general(opts)
     for key in ("maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay"):
         if key in opts:
