@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import cramjam
@@ -348,6 +349,30 @@ def _frame_output(content_size: int | None, walked: int, codec: str) -> int:
     return content_size
 
 
+def _scan_frames(
+    mv: memoryview, header_min: int, label: str, codec: str, frame: Callable[[int], tuple[int, int | None, int]]
+) -> tuple[int, bool]:
+    """Walk a payload of frames, skippable ones passed over: ``frame(pos)`` validates the frame at ``pos``
+    and returns its end, its declared content size (None if it declares none) and what its blocks can
+    produce. Returns the output upper bound and whether it is exact (every frame declared its size)."""
+    n = len(mv)
+    pos = 0
+    total = 0
+    exact = True
+    while True:
+        if n - pos < header_min:
+            raise DecompressionError(f"truncated {label} frame header")
+        skip_to = _skippable_frame(mv, pos)
+        if skip_to is not None:
+            pos = skip_to
+        else:
+            pos, content_size, walked = frame(pos)
+            total += _frame_output(content_size, walked, codec)
+            exact = exact and content_size is not None
+        if pos == n:
+            return total, exact
+
+
 def _lz4_scan(mv: memoryview) -> tuple[list[tuple[int, int]], int, bool]:
     """Validate the framing of a sequence of LZ4 frames without decompressing anything.
 
@@ -357,63 +382,55 @@ def _lz4_scan(mv: memoryview) -> tuple[list[tuple[int, int]], int, bool]:
     exact (every frame declared its content size). Malformed or
     truncated framing raises :class:`DecompressionError` before any output buffer is allocated.
     """
-    n = len(mv)
-    pos = 0
     headers: list[tuple[int, int]] = []
-    total = 0
-    exact = True
-    while True:
-        if n - pos < 7:
+    total, exact = _scan_frames(mv, 7, "LZ4", "lz4", lambda pos: _lz4_frame(mv, pos, headers))
+    return headers, total, exact
+
+
+def _lz4_frame(mv: memoryview, pos: int, headers: list[tuple[int, int]]) -> tuple[int, int | None, int]:
+    """One LZ4 frame at ``pos`` (its header's place appended to ``headers``): see :func:`_scan_frames`."""
+    n = len(mv)
+    if mv[pos : pos + 4] != _LZ4_MAGIC:
+        raise DecompressionError("not an LZ4 frame (bad magic number)")
+    flg, bd = mv[pos + 4], mv[pos + 5]
+    block_max = _LZ4_BLOCK_MAX.get((bd >> 4) & 0x7)
+    if flg >> 6 != 1 or flg & 0x02 or bd & 0x8F or block_max is None:
+        raise DecompressionError(f"invalid LZ4 frame descriptor FLG=0x{flg:02x} BD=0x{bd:02x}")
+    p = pos + 6
+    content_size = None
+    if flg & 0x08:
+        if n - p < 8:
             raise DecompressionError("truncated LZ4 frame header")
-        skip_to = _skippable_frame(mv, pos)
-        if skip_to is not None:
-            pos = skip_to
-        else:
-            if mv[pos : pos + 4] != _LZ4_MAGIC:
-                raise DecompressionError("not an LZ4 frame (bad magic number)")
-            flg, bd = mv[pos + 4], mv[pos + 5]
-            block_max = _LZ4_BLOCK_MAX.get((bd >> 4) & 0x7)
-            if flg >> 6 != 1 or flg & 0x02 or bd & 0x8F or block_max is None:
-                raise DecompressionError(f"invalid LZ4 frame descriptor FLG=0x{flg:02x} BD=0x{bd:02x}")
-            p = pos + 6
-            content_size = None
-            if flg & 0x08:
-                if n - p < 8:
-                    raise DecompressionError("truncated LZ4 frame header")
-                (content_size,) = struct.unpack_from("<Q", mv, p)
-                p += 8
-            if flg & 0x01:
-                p += 4  # dictionary id
-            if p >= n:
-                raise DecompressionError("truncated LZ4 frame header")
-            headers.append((pos, p))
-            p += 1
-            block_checksum = 4 if flg & 0x10 else 0
-            walked = 0
-            while True:
-                if n - p < 4:
-                    raise DecompressionError("truncated LZ4 frame (no end mark)")
-                (word,) = struct.unpack_from("<I", mv, p)
-                p += 4
-                if word == 0:
-                    break
-                size = word & 0x7FFFFFFF
-                if size > block_max:
-                    raise DecompressionError(f"LZ4 block of {size} bytes exceeds the frame's {block_max}")
-                # A compressed LZ4 block cannot expand more than ~255x (a match-length extension byte
-                # adds at most 255 bytes), which keeps a tiny hostile frame from sizing a large buffer.
-                walked += size if word & 0x80000000 else min(block_max, 256 * size + 64)
-                p += size + block_checksum
-                if p > n:
-                    raise DecompressionError("truncated LZ4 block")
-            p += 4 if flg & 0x04 else 0  # content checksum
-            if p > n:
-                raise DecompressionError("truncated LZ4 content checksum")
-            total += _frame_output(content_size, walked, "lz4")
-            exact = exact and content_size is not None
-            pos = p
-        if pos == n:
-            return headers, total, exact
+        (content_size,) = struct.unpack_from("<Q", mv, p)
+        p += 8
+    if flg & 0x01:
+        p += 4  # dictionary id
+    if p >= n:
+        raise DecompressionError("truncated LZ4 frame header")
+    headers.append((pos, p))
+    p += 1
+    block_checksum = 4 if flg & 0x10 else 0
+    walked = 0
+    while True:
+        if n - p < 4:
+            raise DecompressionError("truncated LZ4 frame (no end mark)")
+        (word,) = struct.unpack_from("<I", mv, p)
+        p += 4
+        if word == 0:
+            break
+        size = word & 0x7FFFFFFF
+        if size > block_max:
+            raise DecompressionError(f"LZ4 block of {size} bytes exceeds the frame's {block_max}")
+        # A compressed LZ4 block cannot expand more than ~255x (a match-length extension byte
+        # adds at most 255 bytes), which keeps a tiny hostile frame from sizing a large buffer.
+        walked += size if word & 0x80000000 else min(block_max, 256 * size + 64)
+        p += size + block_checksum
+        if p > n:
+            raise DecompressionError("truncated LZ4 block")
+    p += 4 if flg & 0x04 else 0  # content checksum
+    if p > n:
+        raise DecompressionError("truncated LZ4 content checksum")
+    return p, content_size, walked
 
 
 def _lz4_decompress(data: _Buffer, magic: int, cap: int) -> bytes | memoryview:
@@ -446,65 +463,56 @@ def _zstd_scan(mv: memoryview) -> tuple[int, bool]:
     compressed blocks produce at most 128 KiB. Malformed or truncated framing raises
     :class:`DecompressionError` before any output buffer is allocated.
     """
+    return _scan_frames(mv, 4, "zstd", "zstd", lambda pos: _zstd_frame(mv, pos))
+
+
+def _zstd_frame(mv: memoryview, pos: int) -> tuple[int, int | None, int]:
+    """One zstd frame at ``pos``: see :func:`_scan_frames`."""
     n = len(mv)
-    pos = 0
-    total = 0
-    exact = True
+    (magic,) = struct.unpack_from("<I", mv, pos)
+    if magic != _ZSTD_MAGIC or n - pos < 5:
+        raise DecompressionError("not a zstd frame (bad magic number)")
+    fhd = mv[pos + 4]
+    if fhd & 0x08:
+        raise DecompressionError("zstd frame header has its reserved bit set")
+    fcs_flag, single_segment = fhd >> 6, (fhd >> 5) & 1
+    p = pos + 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[fhd & 0x3]
+    fcs_size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    if n - p < fcs_size:
+        raise DecompressionError("truncated zstd frame header")
+    content_size = None
+    if fcs_size == 1:
+        content_size = mv[p]
+    elif fcs_size == 2:
+        content_size = struct.unpack_from("<H", mv, p)[0] + 256
+    elif fcs_size == 4:
+        content_size = struct.unpack_from("<I", mv, p)[0]
+    elif fcs_size == 8:
+        content_size = struct.unpack_from("<Q", mv, p)[0]
+    p += fcs_size
+    walked = 0
     while True:
-        if n - pos < 4:
-            raise DecompressionError("truncated zstd frame header")
-        skip_to = _skippable_frame(mv, pos)
-        if skip_to is not None:
-            pos = skip_to
-        else:
-            (magic,) = struct.unpack_from("<I", mv, pos)
-            if magic != _ZSTD_MAGIC or n - pos < 5:
-                raise DecompressionError("not a zstd frame (bad magic number)")
-            fhd = mv[pos + 4]
-            if fhd & 0x08:
-                raise DecompressionError("zstd frame header has its reserved bit set")
-            fcs_flag, single_segment = fhd >> 6, (fhd >> 5) & 1
-            p = pos + 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[fhd & 0x3]
-            fcs_size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
-            if n - p < fcs_size:
-                raise DecompressionError("truncated zstd frame header")
-            content_size = None
-            if fcs_size == 1:
-                content_size = mv[p]
-            elif fcs_size == 2:
-                content_size = struct.unpack_from("<H", mv, p)[0] + 256
-            elif fcs_size == 4:
-                content_size = struct.unpack_from("<I", mv, p)[0]
-            elif fcs_size == 8:
-                content_size = struct.unpack_from("<Q", mv, p)[0]
-            p += fcs_size
-            walked = 0
-            while True:
-                if n - p < 3:
-                    raise DecompressionError("truncated zstd block header")
-                header = mv[p] | (mv[p + 1] << 8) | (mv[p + 2] << 16)
-                p += 3
-                last, block_type, size = header & 1, (header >> 1) & 3, header >> 3
-                if block_type == 3 or size > _ZSTD_BLOCK_MAX:
-                    raise DecompressionError("invalid zstd block header")
-                if block_type == 1:  # RLE: one byte repeated `size` times
-                    walked += size
-                    p += 1
-                else:  # raw: `size` bytes as they are; compressed: at most 128 KiB out
-                    walked += size if block_type == 0 else _ZSTD_BLOCK_MAX
-                    p += size
-                if p > n:
-                    raise DecompressionError("truncated zstd block")
-                if last:
-                    break
-            p += 4 if fhd & 0x04 else 0  # content checksum
-            if p > n:
-                raise DecompressionError("truncated zstd content checksum")
-            total += _frame_output(content_size, walked, "zstd")
-            exact = exact and content_size is not None
-            pos = p
-        if pos == n:
-            return total, exact
+        if n - p < 3:
+            raise DecompressionError("truncated zstd block header")
+        header = mv[p] | (mv[p + 1] << 8) | (mv[p + 2] << 16)
+        p += 3
+        last, block_type, size = header & 1, (header >> 1) & 3, header >> 3
+        if block_type == 3 or size > _ZSTD_BLOCK_MAX:
+            raise DecompressionError("invalid zstd block header")
+        if block_type == 1:  # RLE: one byte repeated `size` times
+            walked += size
+            p += 1
+        else:  # raw: `size` bytes as they are; compressed: at most 128 KiB out
+            walked += size if block_type == 0 else _ZSTD_BLOCK_MAX
+            p += size
+        if p > n:
+            raise DecompressionError("truncated zstd block")
+        if last:
+            break
+    p += 4 if fhd & 0x04 else 0  # content checksum
+    if p > n:
+        raise DecompressionError("truncated zstd content checksum")
+    return p, content_size, walked
 
 
 def _zstd_decompress(data: _Buffer, cap: int) -> bytes | memoryview:
