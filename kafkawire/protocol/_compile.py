@@ -220,29 +220,44 @@ def _enc_scalar(
             return
         g.emit(ind, f"if {x}.__class__ is not bytes and {x} is not None: {x} = _recbytes({x})")
     lcode = "h" if t == "string" else "i"
-    if nullable:
-        g.emit(ind, f"if {x} is None:")
-        if flex:
-            if run:
-                g.emit(ind + 1, _pack_line(g, w, run))
-            g.emit(ind + 1, f"{w}({g.const(_NULL_COMPACT)})")
-        else:
-            g.emit(ind + 1, _pack_line(g, w, run + [(lcode, "-1")]))
-        g.emit(ind, "else:")
-        ind += 1
-    else:
-        g.emit(ind, f"if {x} is None: _raise({g.const(f'{what} cannot be null in this version')})")
+    ind = _enc_null(g, w, ind, x, nullable, flex, run, lcode, what)
     if t == "string":
         g.emit(ind, f"{x} = {x}.encode('utf-8')")
+    _enc_length(g, w, ind, x, flex, run, lcode)
+    g.emit(ind, f"{w}({x})")
+
+
+def _enc_null(
+    g: _Gen, w: str, ind: int, x: str, nullable: bool, flex: bool, run: list[tuple[str, str]], lcode: str, what: str
+) -> int:
+    """Emit what a null string, bytes or array ``x`` writes after the pending ``run`` (a non-nullable one
+    raises); returns the indentation of the code for a present value."""
+    if not nullable:
+        g.emit(ind, f"if {x} is None: _raise({g.const(f'{what} cannot be null in this version')})")
+        return ind
+    g.emit(ind, f"if {x} is None:")
+    if flex:
+        if run:
+            g.emit(ind + 1, _pack_line(g, w, run))
+        g.emit(ind + 1, f"{w}({g.const(_NULL_COMPACT)})")
+    else:
+        g.emit(ind + 1, _pack_line(g, w, run + [(lcode, "-1")]))
+    g.emit(ind, "else:")
+    return ind + 1
+
+
+def _enc_length(g: _Gen, w: str, ind: int, x: str, flex: bool, run: list[tuple[str, str]], lcode: str) -> str:
+    """Emit the pending ``run`` and the length of ``x`` (a compact varint in flexible versions, else an
+    ``lcode`` int); returns the variable holding ``len(x)``."""
+    n = g.var("n")
+    g.emit(ind, f"{n} = len({x})")
     if flex:
         if run:
             g.emit(ind, _pack_line(g, w, run))
-        n = g.var("n")
-        g.emit(ind, f"{n} = len({x})")
         g.emit(ind, f"{w}(_CL[{n}] if {n} < 127 else _uv({n} + 1))")
     else:
-        g.emit(ind, _pack_line(g, w, run + [(lcode, f"len({x})")]))
-    g.emit(ind, f"{w}({x})")
+        g.emit(ind, _pack_line(g, w, run + [(lcode, n)]))
+    return n
 
 
 def _enc_value(
@@ -261,26 +276,8 @@ def _enc_value(
         x = g.var("a")
         g.emit(ind, f"{x} = {expr}")
         run = list(run or ())
-        if nullable:
-            g.emit(ind, f"if {x} is None:")
-            if flex:
-                if run:
-                    g.emit(ind + 1, _pack_line(g, w, run))
-                g.emit(ind + 1, f"{w}({g.const(_NULL_COMPACT)})")
-            else:
-                g.emit(ind + 1, _pack_line(g, w, run + [("i", "-1")]))
-            g.emit(ind, "else:")
-            ind += 1
-        else:
-            g.emit(ind, f"if {x} is None: _raise({g.const(f'{what} cannot be null in this version')})")
-        n = g.var("n")
-        g.emit(ind, f"{n} = len({x})")
-        if flex:
-            if run:
-                g.emit(ind, _pack_line(g, w, run))
-            g.emit(ind, f"{w}(_CL[{n}] if {n} < 127 else _uv({n} + 1))")
-        else:
-            g.emit(ind, _pack_line(g, w, run + [("i", n)]))
+        ind = _enc_null(g, w, ind, x, nullable, flex, run, "i", what)
+        n = _enc_length(g, w, ind, x, flex, run, "i")
         if f.struct is not None:
             e = g.var("o")
             g.emit(ind, f"for {e} in {x}:")
