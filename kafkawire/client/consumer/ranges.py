@@ -142,113 +142,144 @@ def read_ranges(
         raise ValueError(f"isolation must be 'read_uncommitted' or 'read_committed', not {isolation!r}")
     ahead = Prefetcher() if prefetch else None
     try:
-        yield from _read(client, ranges, deadline, stall_timeout_ms, max_bytes, partition_max_bytes, max_wait_ms,
-                         isolation, on_loss or _raise_lost, ahead)
+        read = _RangeRead(client, ranges, deadline, stall_timeout_ms, max_wait_ms, on_loss or _raise_lost)
+        yield from read.slices(
+            max_bytes=max_bytes, partition_max_bytes=partition_max_bytes, isolation=isolation, ahead=ahead
+        )
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _read(
-    client: Any,
-    ranges: Mapping[TP, tuple[int, int | None]],
-    deadline: Deadline,
-    stall_timeout_ms: float | None,
-    max_bytes: int,
-    partition_max_bytes: int | None,
-    max_wait_ms: int,
-    isolation: str,
-    on_loss: Callable[[LostRange], None],
-    ahead: Prefetcher | None,
-) -> Iterator[RangeSlice]:
-    """The loop of :func:`read_ranges`."""
-    pos = {tp: int(s) for tp, (s, _) in ranges.items()}
-    ends = {tp: (None if e is None else int(e)) for tp, (_, e) in ranges.items()}
+class _RangeRead:
+    """The loop of :func:`read_ranges` and its state: each partition's position and end, how long it has
+    gone without progress, and the leader epochs KIP-320 validation compares."""
 
-    def stall_clock() -> Deadline:
-        return deadline if stall_timeout_ms is None else deadline.sooner(stall_timeout_ms / 1000.0)
+    def __init__(
+        self,
+        client: Any,
+        ranges: Mapping[TP, tuple[int, int | None]],
+        deadline: Deadline,
+        stall_timeout_ms: float | None,
+        max_wait_ms: int,
+        on_loss: Callable[[LostRange], None],
+    ) -> None:
+        self.client, self.deadline, self.on_loss = client, deadline, on_loss
+        self.stall_timeout_ms, self.max_wait_ms = stall_timeout_ms, max_wait_ms
+        self.pos = {tp: int(s) for tp, (s, _) in ranges.items()}
+        self.ends = {tp: (None if e is None else int(e)) for tp, (_, e) in ranges.items()}
+        self.stalled_since = {tp: self._stall_clock() for tp in ranges}
+        self.epochs: dict[TP, int] = {}  # leader epoch of the last record read
+        self.leader_epochs: dict[TP, int] = {}  # the leader's epoch when the position was last known good
 
-    stalled_since = {tp: stall_clock() for tp in ranges}
-    epochs: dict[TP, int] = {}  # leader epoch of the last record read
-    leader_epochs: dict[TP, int] = {}  # the leader's epoch when the position was last known good
-    idle = 0.0
-    while True:
-        active = {tp: off for tp, off in pos.items() if ends[tp] is None or off < ends[tp]}  # type: ignore[operator]
-        if not active:
-            return
-        if deadline.expired():
+    def _stall_clock(self) -> Deadline:
+        deadline = self.deadline
+        return deadline if self.stall_timeout_ms is None else deadline.sooner(self.stall_timeout_ms / 1000.0)
+
+    def slices(
+        self, *, max_bytes: int, partition_max_bytes: int | None, isolation: str, ahead: Prefetcher | None
+    ) -> Iterator[RangeSlice]:
+        """Fetch every partition short of its end, round after round, until none is left."""
+        idle = 0.0
+        while True:
+            active = self._active()
+            if not active:
+                return
+            call = min((self.stalled_since[tp] for tp in active), key=lambda d: d.at)
+            fetch_kw: dict[str, Any] = {} if ahead is None else {"prefetch": ahead}
+            if call.timeout is not None:
+                fetch_kw["deadline"] = call
+            results = self.client.fetch_many(
+                active,
+                max_bytes=max_bytes,
+                partition_max_bytes=partition_max_bytes,
+                max_wait_ms=call.wait_ms(self.max_wait_ms),
+                isolation=isolation,
+                raise_errors=False,
+                **fetch_kw,
+            )
+            moved = False
+            _validate(self.client, results, active, self.epochs, self.leader_epochs, call)
+            for tp, res in results.items():
+                off = active[tp]
+                if res.error is not None:
+                    moved = self._after_error(tp, res.error, off, isolation, call) or moved
+                    continue
+                piece, nxt = self._slice(tp, res, off)
+                if piece is not None:
+                    yield piece
+                moved = self._advance(tp, res, off, nxt) or moved
+            if moved:
+                idle = 0.0
+            else:
+                # Kafka holds an empty fetch for max_wait_ms; some brokers answer at once. Back off so an idle
+                # read (a follow, or a range waiting for a transaction to end) does not spin.
+                idle = min(max(_IDLE_BACKOFF_S, idle * 2), self.max_wait_ms / 1000.0)
+                self.deadline.sleep(idle)
+
+    def _active(self) -> dict[TP, int]:
+        """The partitions short of their end, at their positions; raises when the deadline passed first."""
+        ends = self.ends
+        active = {tp: off for tp, off in self.pos.items() if (end := ends[tp]) is None or off < end}
+        if active and self.deadline.expired():
             raise KafkaTimeoutError(
-                f"reading offset ranges timed out after {deadline.timeout:.3f} s with "
+                f"reading offset ranges timed out after {self.deadline.timeout:.3f} s with "
                 + ", ".join(f"{t}-{p} at {off} (end {ends[(t, p)]})" for (t, p), off in sorted(active.items()))
             )
-        call = min((stalled_since[tp] for tp in active), key=lambda d: d.at)
-        fetch_kw: dict[str, Any] = {} if ahead is None else {"prefetch": ahead}
-        if call.timeout is not None:
-            fetch_kw["deadline"] = call
-        wait_ms = call.wait_ms(max_wait_ms)
-        results = client.fetch_many(
-            active,
-            max_bytes=max_bytes,
-            partition_max_bytes=partition_max_bytes,
-            max_wait_ms=wait_ms,
-            isolation=isolation,
-            raise_errors=False,
-            **fetch_kw,
-        )
-        moved = False
-        _validate(client, results, active, epochs, leader_epochs, call)
-        for tp, res in results.items():
-            off = active[tp]
-            end = ends[tp]
-            if res.error is not None:
-                if not isinstance(res.error, OffsetOutOfRangeError):
-                    raise res.error
-                new = _after_out_of_range(client, tp, off, end, isolation, call, on_loss)
-                if new != off:
-                    pos[tp] = new
-                    stalled_since[tp] = stall_clock()
-                    moved = True
-                continue
-            cols: RecordColumns = res.records
-            nxt = res.next_offset
-            n = len(cols)
-            if n:
-                last_epoch = int(cols.batch_partition_leader_epoch[-1]) if cols.num_batches else -1
-                if last_epoch >= 0:
-                    epochs[tp] = last_epoch
-                lo = int(np.searchsorted(cols.offset, off, side="left"))
-                hi = n if end is None else int(np.searchsorted(cols.offset, end, side="left"))
-                if end is not None and nxt > end:
-                    nxt = end  # records at or past the end were fetched: the range is done, the rest is not ours
-                if hi > lo:
-                    yield RangeSlice(tp[0], tp[1], cols, lo, hi, max(nxt, off))
-            if nxt > off:
-                pos[tp] = nxt
-                stalled_since[tp] = stall_clock()
-                moved = True
-                continue
-            # No progress. If the log ends at or before this offset while the range goes further, what the
-            # range planned is not there (truncated or re-created topic): report it instead of waiting for
-            # records that will never come. Under read_committed, an offset between the last stable offset
-            # and the high watermark is an open transaction: wait for it (up to the stall timeout).
-            if end is not None and 0 <= res.high_watermark <= off:
-                on_loss(LostRange(tp[0], tp[1], off, end, f"the log ends at {res.high_watermark}"))
-                pos[tp] = end
-                moved = True
-                continue
-            if stalled_since[tp].expired() and stall_timeout_ms is not None and not deadline.expired():
-                raise KafkaTimeoutError(
-                    f"no record could be fetched at offset {off} of {tp[0]}-{tp[1]} in {stall_timeout_ms:.0f} ms "
-                    f"(high watermark {res.high_watermark}, last stable offset {res.last_stable_offset})"
-                )
-        if moved:
-            idle = 0.0
-        else:
-            # Kafka holds an empty fetch for max_wait_ms; some brokers answer at once. Back off so an idle
-            # read (a follow, or a range waiting for a transaction to end) does not spin.
-            idle = min(max(_IDLE_BACKOFF_S, idle * 2), max_wait_ms / 1000.0)
-            deadline.sleep(idle)
+        return active
 
+    def _after_error(self, tp: TP, error: BaseException, off: int, isolation: str, call: Deadline) -> bool:
+        """A partition answered ``error`` at ``off``: OFFSET_OUT_OF_RANGE moves on past what is gone (True
+        when the position moved); anything else is raised."""
+        if not isinstance(error, OffsetOutOfRangeError):
+            raise error
+        new = _after_out_of_range(self.client, tp, off, self.ends[tp], isolation, call, self.on_loss)
+        if new == off:
+            return False
+        self.pos[tp] = new
+        self.stalled_since[tp] = self._stall_clock()
+        return True
+
+    def _slice(self, tp: TP, res: Any, off: int) -> tuple[RangeSlice | None, int]:
+        """The rows of ``res`` (fetched at ``off``) inside the range, if any, and where the range goes on."""
+        cols: RecordColumns = res.records
+        nxt: int = res.next_offset
+        n = len(cols)
+        if not n:
+            return None, nxt
+        end = self.ends[tp]
+        last_epoch = int(cols.batch_partition_leader_epoch[-1]) if cols.num_batches else -1
+        if last_epoch >= 0:
+            self.epochs[tp] = last_epoch
+        lo = int(np.searchsorted(cols.offset, off, side="left"))
+        hi = n if end is None else int(np.searchsorted(cols.offset, end, side="left"))
+        if end is not None and nxt > end:
+            nxt = end  # records at or past the end were fetched: the range is done, the rest is not ours
+        return (RangeSlice(tp[0], tp[1], cols, lo, hi, max(nxt, off)) if hi > lo else None), nxt
+
+    def _advance(self, tp: TP, res: Any, off: int, nxt: int) -> bool:
+        """Move ``tp`` to ``nxt`` after a fetch at ``off`` (True when it moved); without progress, report
+        a log that ends short of the range, or raise when the partition stalled too long."""
+        if nxt > off:
+            self.pos[tp] = nxt
+            self.stalled_since[tp] = self._stall_clock()
+            return True
+        # No progress. If the log ends at or before this offset while the range goes further, what the
+        # range planned is not there (truncated or re-created topic): report it instead of waiting for
+        # records that will never come. Under read_committed, an offset between the last stable offset
+        # and the high watermark is an open transaction: wait for it (up to the stall timeout).
+        end = self.ends[tp]
+        if end is not None and 0 <= res.high_watermark <= off:
+            self.on_loss(LostRange(tp[0], tp[1], off, end, f"the log ends at {res.high_watermark}"))
+            self.pos[tp] = end
+            return True
+        stall_timeout_ms = self.stall_timeout_ms
+        if self.stalled_since[tp].expired() and stall_timeout_ms is not None and not self.deadline.expired():
+            raise KafkaTimeoutError(
+                f"no record could be fetched at offset {off} of {tp[0]}-{tp[1]} in {stall_timeout_ms:.0f} ms "
+                f"(high watermark {res.high_watermark}, last stable offset {res.last_stable_offset})"
+            )
+        return False
 
 def _validate(
     client: Any,
