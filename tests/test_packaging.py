@@ -57,3 +57,5 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     assert len(schemas) > 50
     assert schemas <= wheel_names, sorted(schemas - wheel_names)
     assert schemas <= sdist_names, sorted(schemas - sdist_names)
+    # ... and so does the error table the exception classes are made from.
+    assert "kafkawire/protocol/errors.tsv" in wheel_names and "kafkawire/protocol/errors.tsv" in sdist_names

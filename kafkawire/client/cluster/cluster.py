@@ -19,7 +19,8 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from ...protocol import FindCoordinatorRequest, MetadataRequest
@@ -253,22 +254,9 @@ class Cluster:
             if conn.connected:
                 return conn
         timed_out = False
-        for node_id in list(self.brokers):
+        for connect in self._candidates(deadline):
             try:
-                return self.connection(node_id, deadline)
-            except KafkaConnectionError as e:
-                errors.append(str(e))
-            except KafkaTimeoutError as e:
-                errors.append(str(e))
-                failures.append(e)
-                timed_out = True
-        for host, port in self.bootstrap_servers:
-            known = self.bootstrap_conns.get((host, port))
-            if known is None:
-                known = self.bootstrap_conns[(host, port)] = self.new_connection(host, port, -1)
-            conn = known
-            try:
-                return conn.connect(deadline=deadline)
+                return connect()
             except KafkaConnectionError as e:
                 errors.append(str(e))
             except KafkaTimeoutError as e:
@@ -281,6 +269,19 @@ class Cluster:
                 raise KafkaTimeoutError.nothing_left(text)
             raise KafkaTimeoutError(text)
         raise NoBrokersAvailableError("no broker reachable: " + "; ".join(errors))
+
+    def _candidates(self, deadline: Deadline) -> Iterator[Callable[[], BrokerConnection]]:
+        """What :meth:`any_connection` tries, in order: the known brokers, then the bootstrap servers."""
+        for node_id in list(self.brokers):
+            yield partial(self.connection, node_id, deadline)
+        for host, port in self.bootstrap_servers:
+            yield partial(self._connect_bootstrap, host, port, deadline)
+
+    def _connect_bootstrap(self, host: str, port: int, deadline: Deadline) -> BrokerConnection:
+        known = self.bootstrap_conns.get((host, port))
+        if known is None:
+            known = self.bootstrap_conns[(host, port)] = self.new_connection(host, port, -1)
+        return known.connect(deadline=deadline)
 
     def controller_connection(self, deadline: Deadline) -> BrokerConnection:
         """A connection to the controller (any broker when the controller is unknown: KRaft brokers
