@@ -65,19 +65,20 @@ __all__ = [
     "PLAIN_MODULE",
     "PRODUCER_PARAMS",
     "SCRAM_MODULE",
+    "IGNORED_COMMON",
     "ConfigError",
     "JaasLoginModule",
+    "bool_value",
     "bootstrap_from_properties",
+    "choice",
     "client_kwargs_from_properties",
     "config_from_properties",
     "consumer_kwargs_from_properties",
+    "int_value",
     "load_properties_file",
     "parse_jaas_config",
     "producer_kwargs_from_properties",
+    "role_kwargs",
     "ssl_context_from_properties",
+    "str_value",
 ]
-
-# The names other kafkawire modules imported from here before the split (client/share/config.py).
-_IGNORED_COMMON = IGNORED_COMMON
-_role_kwargs = role_kwargs
-_bool, _choice, _int, _str = bool_value, choice, int_value, str_value

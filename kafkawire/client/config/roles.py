@@ -142,6 +142,8 @@ IGNORED_PRODUCER = IGNORED_COMMON | {
 def role_kwargs(properties: Mapping[str, Any] | str | os.PathLike[str], role: str,
                  params: Mapping[str, tuple[str, Callable[[str, Any], Any]]], ignored: set[str],
                  others: Iterable[str], warn: Callable[[str], None] | None) -> dict[str, Any]:
+    """The keyword arguments of one client ``role`` from Java properties: ``params`` converted, ``ignored``
+    (and the ``others`` roles' names) reported to ``warn``, a misspelt name refused with a suggestion."""
     import difflib
 
     if isinstance(properties, (str, os.PathLike)):

@@ -11,6 +11,7 @@ __all__ = ["bool_value", "choice", "int_value", "str_value"]
 
 
 def int_value(prop: str, value: Any) -> int:
+    """Property ``prop``'s value as an int (a ``ConfigError`` naming it otherwise)."""
     try:
         return int(str(value).strip())
     except ValueError:
@@ -18,6 +19,7 @@ def int_value(prop: str, value: Any) -> int:
 
 
 def bool_value(prop: str, value: Any) -> bool:
+    """Property ``prop``'s value as a bool: ``true`` or ``false``, as Java reads it."""
     text = str(value).strip().lower()
     if text not in ("true", "false"):
         raise ConfigError(prop, f"expected true or false, not {value!r}", value=str(value))
@@ -25,10 +27,12 @@ def bool_value(prop: str, value: Any) -> bool:
 
 
 def str_value(prop: str, value: Any) -> str:
+    """Property ``prop``'s value as a str, surrounding blanks stripped."""
     return str(value).strip()
 
 
 def choice(*accepted: str, aliases: Mapping[str, str] | None = None) -> Callable[[str, Any], str]:
+    """A converter that takes one of ``accepted`` (case-insensitively, ``aliases`` mapped first)."""
     def convert(prop: str, value: Any) -> str:
         text = str(value).strip().lower()
         text = (aliases or {}).get(text, text)

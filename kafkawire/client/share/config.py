@@ -7,22 +7,29 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..config import _IGNORED_COMMON, PRODUCER_PARAMS, _bool, _choice, _int, _role_kwargs, _str
+from ..config import (
+    CONSUMER_PARAMS,
+    IGNORED_COMMON,
+    PRODUCER_PARAMS,
+    bool_value,
+    choice,
+    int_value,
+    role_kwargs,
+    str_value,
+)
 
 __all__ = ["SHARE_CONSUMER_PARAMS", "share_consumer_kwargs_from_properties"]
 
 #: Share consumer properties -> :class:`kafkawire.client.ShareConsumer` keyword and converter.
 SHARE_CONSUMER_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
-    "group.id": ("group_id", _str),
-    "share.acknowledgement.mode": ("acknowledgement_mode", _choice("implicit", "explicit")),
-    "max.poll.records": ("max_poll_records", _int),
-    "fetch.max.wait.ms": ("max_wait_ms", _int),
-    "fetch.max.bytes": ("max_bytes", _int),
-    "check.crcs": ("check_crcs", _bool),
-    "client.rack": ("rack_id", _str),
+    **{name: CONSUMER_PARAMS[name] for name in ("group.id", "fetch.max.wait.ms", "fetch.max.bytes")},
+    "share.acknowledgement.mode": ("acknowledgement_mode", choice("implicit", "explicit")),
+    "max.poll.records": ("max_poll_records", int_value),
+    "check.crcs": ("check_crcs", bool_value),
+    "client.rack": ("rack_id", str_value),
 }
 
-_IGNORED_SHARE = (_IGNORED_COMMON - {"client.rack"}) | {
+_IGNORED_SHARE = (IGNORED_COMMON - {"client.rack"}) | {
     "key.deserializer",
     "value.deserializer",
     "fetch.min.bytes",
@@ -41,6 +48,6 @@ def share_consumer_kwargs_from_properties(
     security properties every client takes. A property with no kafkawire equivalent is reported to
     ``warn`` (default: a logged warning naming it) and ignored; a name close to a known one raises
     :class:`~kafkawire.client.errors.ConfigError`."""
-    return _role_kwargs(
+    return role_kwargs(
         properties, "share consumer", SHARE_CONSUMER_PARAMS, set(_IGNORED_SHARE), (*PRODUCER_PARAMS,), warn
     )
