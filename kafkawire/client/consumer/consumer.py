@@ -45,17 +45,14 @@ from ..group.payloads import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .commits import Commits
-from .listeners import call_listener
 from .prefetch import Prefetcher
+from .reconcile import REBALANCE_NEXT, Reconciler, join_group
 from .subscription import SubscriptionState, names
 from .validation import end_offsets_for_epochs, leader_epoch_of
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
 log = logging.getLogger("kafkawire.consumer")
-
-#: What ``_poll_once`` returns to end a ``poll()`` early: a rebalance is for the start of the next one.
-_REBALANCE_NEXT: dict[Any, RecordColumns] = {}
 
 #: Default bound of :meth:`Consumer.close` (the Java consumer's ``close()`` waits up to 30 s too).
 CLOSE_TIMEOUT_MS = 30_000
@@ -216,26 +213,19 @@ class Consumer:
         self._prefetch = Prefetcher() if prefetch else None
 
         self._state = SubscriptionState()  # subscription, assignment, positions, commits known, pauses
-        self._listener_error: BaseException | None = None
-        self._first_reconciliation = True
         self._counters = dict.fromkeys(_COUNTERS, 0)
         self._join_machinery(group_id)
-        self._given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self._closed = False
         self._woken = threading.Event()  # wakeup() from another thread
         self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
 
     def _join_machinery(self, group_id: str | None) -> None:
-        """The group member (none without a group id), its heartbeat thread (KIP-62) and the commits."""
-        self._member = None if group_id is None else self._new_member(group_id)
-        self._upkeep = None
-        if self._member is not None:
-            self._upkeep = HeartbeatThread(
-                self._member,
-                max_poll_interval_ms=self.max_poll_interval_ms,
-                request_timeout_ms=self.client.request_timeout_ms,
-                heartbeat_timeout_ms=self.session_timeout_ms if self.group_protocol == "classic" else None,
-            )
+        """The group member (none without a group id), its heartbeat thread (KIP-62), the commits and the
+        reconciler that applies rebalances (:mod:`.reconcile`)."""
+        self._member: GroupMember | ConsumerGroupMember | None = None
+        self._upkeep: HeartbeatThread | None = None
+        if group_id is not None:
+            self._member, self._upkeep = join_group(self, group_id)
         self._commits = Commits(
             self.client,
             group_id,
@@ -245,27 +235,9 @@ class Consumer:
             upkeep=self._upkeep,
             committed=self._state.committed,
         )
-
-    def _new_member(self, group_id: str) -> GroupMember | ConsumerGroupMember:
-        """This consumer's membership of ``group_id``: KIP-848's ``consumer`` protocol or the classic one."""
-        if self.group_protocol == "consumer":
-            return ConsumerGroupMember(
-                self.client,
-                group_id,
-                server_assignor=self.group_remote_assignor,
-                rebalance_timeout_ms=self.rebalance_timeout_ms,
-                group_instance_id=self.group_instance_id,
-                rack_id=self.client.client_rack,  # KIP-848 carries client.rack for rack-aware assignors
-            )
-        return GroupMember(
-            self.client,
-            group_id,
-            assignors=self.partition_assignment_strategy,
-            session_timeout_ms=self.session_timeout_ms,
-            rebalance_timeout_ms=self.rebalance_timeout_ms,
-            heartbeat_interval_ms=self.heartbeat_interval_ms,
-            group_instance_id=self.group_instance_id,
-        )
+        self._group: Reconciler | None = None
+        if self._member is not None and self._upkeep is not None:
+            self._group = Reconciler(self, self._member, self._upkeep, self._state, self._commits, self._counters)
 
     # ---------------------------------------------------------------------------------- assignment
     def subscribe(
@@ -299,17 +271,8 @@ class Consumer:
 
     def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
         """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
-        if self._member is None or not self._state.subscribed:
-            return
-        deadline = self.client.deadline(timeout_ms)
-        try:
-            self._give_up_assignment(deadline)
-            self._member.unsubscribed()
-            self._member.leave(deadline, static_too=True)
-        finally:
-            self._state.unsubscribe()
-            self._member.allow_rejoin()  # may subscribe again
-        self._raise_listener_error()
+        if self._group is not None and self._state.subscribed:
+            self._group.unsubscribe(self.client.deadline(timeout_ms))
 
     def subscription(self) -> list[str]:
         """The topics subscribed to (for a pattern: those it matched at the last metadata refresh)."""
@@ -451,173 +414,6 @@ class Consumer:
                             "to diverge", tp[0], tp[1], position, end.end_offset)  # fmt: skip
                 self._set_position(tp, end.end_offset, end.leader_epoch)
 
-    # ---------------------------------------------------------------------------------------- group
-    def _assigned(self, assigned: list[TopicPartition]) -> None:
-        """A new generation's assignment arrived.
-
-        Eager rebalancing (the Java consumer's range and round-robin assignors): every partition, kept or
-        gained, restarts from the group's committed offset. Keeping the position ``poll`` had reached
-        would skip the records read but not committed: the member may have lost its membership while
-        they were being processed (their commit then fails with :class:`CommitFailedError`), and another
-        member may even have read and committed the partition meanwhile.
-        """
-        assert self._member is not None
-        before = self._given_up
-        after = set(assigned)
-        self._counters["rebalances"] += 1
-        log.info(
-            "group %s: generation %d: assigned %s (kept %d, gained %s, revoked %s)",
-            self.group_id,
-            self._member.generation,
-            names(after),
-            len(before & after),
-            names(after - before),
-            names(before - after),
-        )
-        self._state.replace(after)
-        self._member.owned = set(after)  # what a sticky assignor's user data reports at the next join
-        self._given_up = set()
-        # After the state is in place, so that the listener may seek() or pause() the new partitions.
-        self._fire("assigned", self._state.assignment)
-
-    def _assigned_incrementally(self, member: GroupMember, assigned: list[TopicPartition], deadline: Deadline) -> None:
-        """Cooperative rebalancing (KIP-429, Java's ``cooperative-sticky``): only what moves is revoked.
-
-        Partitions missing from the new assignment are revoked (listener, then the auto-commit of their
-        positions) and the member rejoins at once, so that the next rebalance can hand them to their new
-        owner; partitions new in it are added (from the committed offset) and ``on_partitions_assigned``
-        gets just those; kept partitions keep their positions. The order of the callbacks is Java's.
-        """
-        current, new = set(self._state.assignment), set(assigned)
-        revoked, added = current - new, new - current
-        self._counters["rebalances"] += 1
-        log.info(
-            "group %s: generation %d: assigned %s (added %s, revoked %s)",
-            self.group_id,
-            member.generation,
-            names(new),
-            names(added),
-            names(revoked),
-        )
-        if revoked:
-            self._fire("revoked", sorted(revoked))
-            self._commits.commit_revoked(self._state.positions, revoked, deadline, self._member)
-            self._state.drop(revoked)
-            member.needs_rejoin = True  # the second rebalance of KIP-429
-        self._state.add(added)
-        member.owned = set(new)
-        self._counters["partitions_revoked"] += len(revoked)
-        self._fire("assigned", sorted(added))
-
-    def _give_up_assignment(self, deadline: Deadline) -> None:
-        """Before rejoining (eager protocol), leaving or unsubscribing: hand every partition back.
-
-        Still a member of the generation: ``on_partitions_revoked``, then the auto-commit of the
-        positions reached (after the callback, so what it processed is committed). No longer a member
-        (the generation was fenced or the session expired): ``on_partitions_lost`` and no commit, the
-        partitions may already be someone else's. Nothing held: no callback (as in Java).
-        """
-        assert self._member is not None
-        held = list(self._state.assignment)
-        if held:
-            if self._member.generation >= 0:
-                self._counters["partitions_revoked"] += len(held)
-                self._fire("revoked", held)
-                try:
-                    self._commits.maybe_commit(self._state.positions, deadline, self._member, force=True)
-                except Exception as e:
-                    log.warning("group %s: commit before giving up %s failed: %s", self.group_id, names(held), e)
-            else:
-                self._counters["partitions_lost"] += len(held)
-                self._fire("lost", held)
-            self._given_up = set(held)  # (a poll that finds nothing held, mid-rebalance, keeps the record)
-        self._state.clear()
-
-    def _reconcile(self, member: ConsumerGroupMember, deadline: Deadline) -> None:
-        """Consumer protocol (KIP-848): heartbeat when due and apply what the coordinator answered.
-
-        Partitions missing from the new target are revoked (listener, then the auto-commit of their
-        positions with the current member epoch) and dropped; partitions new in it are added (they start
-        from the committed offset) and ``on_partitions_assigned`` gets just those, as in Java's consumer
-        on this protocol. Kept partitions keep their positions: nothing stopped for them. The next
-        heartbeat acknowledges the new set, which lets the coordinator give the revoked ones away.
-        """
-        result = member.take_reconciliation()
-        if result is None:
-            return
-        if result.lost is not None:
-            self._lose_all()
-            member.released()  # now the heartbeat thread rejoins
-            return
-        target = result.assigned
-        assert target is not None
-        state = self._state
-        current = set(state.assignment)
-        revoked, added = current - target, target - current
-        if revoked:
-            self._counters["partitions_revoked"] += len(revoked)
-            self._fire("revoked", sorted(revoked))
-            self._commits.commit_revoked(state.positions, revoked, deadline, self._member)
-            state.drop(revoked)
-        if added:
-            state.add(added)
-        if added or revoked or self._first_reconciliation:
-            self._first_reconciliation = False
-            self._counters["rebalances"] += 1
-            log.info(
-                "group %s: epoch %d: assigned %s (added %s, revoked %s)",
-                self.group_id,
-                member.epoch,
-                names(state.assignment),
-                names(added),
-                names(revoked),
-            )
-            self._fire("assigned", sorted(added))
-        member.acknowledge(set(state.assignment))
-
-    def _lose_all(self) -> None:
-        """The membership was lost (KIP-848 fencing, or the poll timer): every partition held goes, with
-        ``on_partitions_lost`` and no commit (they may be someone else's already)."""
-        held = list(self._state.assignment)
-        if held:
-            self._counters["partitions_lost"] += len(held)
-            self._fire("lost", held)
-        self._state.drop(held)
-        self._first_reconciliation = True
-
-    def _fire(self, event: str, partitions: list[TopicPartition]) -> None:
-        err = call_listener(self.listener, event, partitions)
-        if err is not None:
-            log.error("group %s: on_partitions_%s raised %r", self.group_id, event, err)
-            if self._listener_error is None:
-                self._listener_error = err
-
-    def _raise_listener_error(self) -> None:
-        err, self._listener_error = self._listener_error, None
-        if err is not None:
-            raise err
-
-    def _refresh_pattern(self, deadline: Deadline) -> None:
-        """Match the pattern against the cluster's topics when the metadata is older than
-        ``metadata_max_age_ms``; rejoin when the set of matching topics changed."""
-        assert self._member is not None and self._state.pattern is not None
-        now = time.monotonic()
-        if (now - self._state.pattern_checked) * 1000 < self.metadata_max_age_ms:
-            return
-        meta = self.client.metadata(None, deadline=deadline)
-        self._state.pattern_checked = now
-        matched = sorted(
-            name
-            for name, tm in meta.topics.items()
-            if tm.error is None
-            and not (self.exclude_internal_topics and (tm.is_internal or name.startswith("__")))
-            and self._state.pattern.fullmatch(name)
-        )
-        if matched != self._state.topics:
-            log.info("group %s: pattern %r now matches %s", self.group_id, self._state.pattern.pattern, matched)
-            self._state.topics = matched
-            self._member.set_subscription(matched)
-
     # -------------------------------------------------------------------------------------- commits
     def commit(self, offsets: Mapping[TopicPartition, int] | None = None, *, timeout_ms: float | None = None) -> None:
         """Commit ``offsets`` (default: the current positions) for ``group_id``.
@@ -702,10 +498,10 @@ class Consumer:
                 if isinstance(e, KafkaTimeoutError):
                     raise
                 raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
-            if out or deadline.expired() or out is _REBALANCE_NEXT:
+            if out or deadline.expired() or out is REBALANCE_NEXT:
                 if self._bytes_received() > heard:
                     self._last_heard = time.monotonic()
-                return {} if out is _REBALANCE_NEXT else out
+                return {} if out is REBALANCE_NEXT else out
 
     def wakeup(self) -> None:
         """Make the ``poll()`` under way (within about ``max_wait_ms``) or the next one raise
@@ -717,43 +513,10 @@ class Consumer:
 
     def _poll_once(self, deadline: Deadline, first: bool = True) -> dict[TopicPartition, RecordColumns]:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
-        member = self._member
-        if member is not None and self._state.subscribed:
-            assert self._upkeep is not None
-            if not first and (self._upkeep.expired or member.revocation_pending()):
-                # The heartbeat thread learnt of a rebalance during this poll: give partitions up (listener,
-                # commit) at the start of the next poll, with its whole timeout for the commit, rather than
-                # with what is left of this one.
-                return _REBALANCE_NEXT
-            if self._upkeep.polled():
-                # KIP-62: the heartbeat thread left the group (max_poll_interval_ms); give up and rejoin.
-                log.info("group %s: rejoining after the poll timeout", self.group_id)
-                if isinstance(member, ConsumerGroupMember):
-                    self._lose_all()
-                member.allow_rejoin()
-            if self._upkeep.fatal is not None:
-                raise self._upkeep.fatal
-            if self._state.pattern is not None:
-                self._refresh_pattern(deadline)
-            if isinstance(member, ConsumerGroupMember):
-                self._reconcile(member, deadline)
-                self._raise_listener_error()
-            if isinstance(member, GroupMember) and member.needs_rejoin:
-                if not member.cooperative or member.generation < 0:
-                    # Eager, or the membership was lost: once per rebalance, after this the assignment
-                    # is empty until the join completes.
-                    self._give_up_assignment(deadline)
-                    self._raise_listener_error()
-                assigned = member.join(deadline)
-                if assigned is None and not member.cooperative:
-                    return {}  # the rebalance is still under way; the next poll resumes it
-                if assigned is not None:
-                    if member.cooperative:
-                        self._assigned_incrementally(member, assigned, deadline)
-                    else:
-                        self._assigned(assigned)
-                    self._raise_listener_error()
-                # (Cooperative: a member keeps reading what it owns while the rebalance goes on.)
+        if self._group is not None and self._state.subscribed:
+            ended = self._group.upkeep_round(deadline, first)
+            if ended is not None:
+                return ended
         self._commits.maybe_commit(self._state.positions, deadline, self._member if self._state.subscribed else None)
         if not self._state.assignment:
             deadline.sleep(0.05)
@@ -865,17 +628,8 @@ class Consumer:
         self._closed = True
         deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:
-            member = self._member
-            if member is not None and self._state.subscribed:
-                # Listener, then the final auto-commit (only while a member of a generation; never raises).
-                self._give_up_assignment(deadline)
-                self._listener_error = None  # already logged; close() never raises
-                # Leave even in the middle of a rebalance (as the Java consumer does once it has a member
-                # id): the coordinator then completes it without waiting for us.
-                member.unsubscribed()
-                if self._upkeep is not None:
-                    self._upkeep.close(deadline.remaining())
-                member.leave(deadline)
+            if self._group is not None and self._state.subscribed:
+                self._group.close(deadline)
         finally:
             if self._upkeep is not None:
                 self._upkeep.close(0)
