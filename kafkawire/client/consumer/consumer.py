@@ -9,7 +9,13 @@ from ``poll()`` (:mod:`kafkawire.client.group.classic`): it joins (JoinGroup off
 coordinator chose), rejoins when the coordinator announces a rebalance, and runs the rebalance listener.
 Heartbeats and the periodic auto-commit are sent by a background thread per member
 (:mod:`kafkawire.client.group.heartbeat`, KIP-62), so processing may take longer than ``session_timeout_ms``
-between polls; ``max_poll_interval_ms`` bounds it, as in the Java consumer. Commits are in :mod:`.commits`.
+between polls; ``max_poll_interval_ms`` bounds it, as in the Java consumer.
+
+:class:`Consumer` keeps the public API; the work is in one module per job: the consumer's state (subscription,
+assignment, positions, committed offsets, pauses, high watermarks) is one
+:class:`~kafkawire.client.consumer.subscription.SubscriptionState`; :mod:`.reconcile` applies rebalances to it
+(eager, cooperative, KIP-848) and calls the listener; :mod:`.positions` sets, validates (KIP-320) and advances
+the positions; :mod:`.commits` commits them; :mod:`.poll_retry` is the rule for retrying and giving up a poll.
 
 Each ``poll()`` makes one :class:`~kafkawire.client.net.deadline.Deadline` from its timeout and hands what is
 left of it to every request it makes (join, heartbeat, commit, offset lookups, fetch), so no layer below
@@ -22,21 +28,12 @@ import logging
 import os
 import re
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...columns import RecordColumns
-from ...protocol.errors import OffsetOutOfRangeError
 from ..client import EARLIEST, LATEST, Client, resolve_client
-from ..cluster.retry import is_retriable
-from ..errors import (
-    KafkaClientError,
-    KafkaTimeoutError,
-    LogTruncationError,
-    NoOffsetForPartitionError,
-    WakeupError,
-)
+from ..errors import KafkaClientError, WakeupError
 from ..group.assignors import STICKY_ASSIGNORS
 from ..group.classic import CommitFailedError, GroupMember, TopicPartition
 from ..group.heartbeat import MAX_POLL_INTERVAL_MS, HeartbeatThread
@@ -45,10 +42,11 @@ from ..group.payloads import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .commits import Commits
+from .poll_retry import PollRetry
+from .positions import Positions
 from .prefetch import Prefetcher
 from .reconcile import REBALANCE_NEXT, Reconciler, join_group
-from .subscription import SubscriptionState, names
-from .validation import end_offsets_for_epochs, leader_epoch_of
+from .subscription import SubscriptionState
 
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
@@ -81,6 +79,16 @@ def _assignors(partition_assignment_strategy: str | Sequence[str]) -> list[str]:
             f"not {list(partition_assignment_strategy)!r}"
         )
     return strategies
+
+
+def _check_settings(group_protocol: str, auto_offset_reset: str, max_poll_interval_ms: int) -> None:
+    """ValueError naming a setting out of its range (before a client is made for the consumer)."""
+    if group_protocol not in ("classic", "consumer"):
+        raise ValueError(f"group_protocol must be 'classic' or 'consumer', not {group_protocol!r}")
+    if auto_offset_reset not in ("earliest", "latest", "none"):
+        raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'none', not {auto_offset_reset!r}")
+    if max_poll_interval_ms <= 0:
+        raise ValueError(f"max_poll_interval_ms must be positive, not {max_poll_interval_ms!r}")
 
 
 class Consumer:
@@ -182,19 +190,14 @@ class Consumer:
         **client_options: Any,
     ) -> None:
         strategies = _assignors(partition_assignment_strategy)
-        if group_protocol not in ("classic", "consumer"):
-            raise ValueError(f"group_protocol must be 'classic' or 'consumer', not {group_protocol!r}")
+        _check_settings(group_protocol, auto_offset_reset, max_poll_interval_ms)
         client, self._own_client = resolve_client(bootstrap_servers, client, client_options)
-        if auto_offset_reset not in ("earliest", "latest", "none"):
-            raise ValueError(f"auto_offset_reset must be 'earliest', 'latest' or 'none', not {auto_offset_reset!r}")
         self.client = client
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset
         self.enable_auto_commit = enable_auto_commit and group_id is not None
         self.auto_commit_interval_ms = auto_commit_interval_ms
         self.session_timeout_ms = session_timeout_ms
-        if max_poll_interval_ms <= 0:
-            raise ValueError(f"max_poll_interval_ms must be positive, not {max_poll_interval_ms!r}")
         self.max_poll_interval_ms = max_poll_interval_ms
         # KIP-62: the Java consumer sends max.poll.interval.ms as the rebalance timeout.
         self.rebalance_timeout_ms = max_poll_interval_ms if rebalance_timeout_ms is None else rebalance_timeout_ms
@@ -214,10 +217,11 @@ class Consumer:
 
         self._state = SubscriptionState()  # subscription, assignment, positions, commits known, pauses
         self._counters = dict.fromkeys(_COUNTERS, 0)
+        self._positions = Positions(self, self._state, self._counters)
         self._join_machinery(group_id)
         self._closed = False
         self._woken = threading.Event()  # wakeup() from another thread
-        self._last_heard = float("-inf")  # time.monotonic() when a poll last saw bytes from the cluster
+        self._retry = PollRetry(client, "poll", log)
 
     def _join_machinery(self, group_id: str | None) -> None:
         """The group member (none without a group id), its heartbeat thread (KIP-62), the commits and the
@@ -256,7 +260,7 @@ class Consumer:
         ``subscribe(Pattern)``). ``listener`` (see :mod:`kafkawire.client.consumer.listeners`) replaces the one
         given to the constructor.
         """
-        if self._member is None:
+        if self._group is None:
             raise ValueError("subscribe() needs a group_id")
         if (topics is None) == (pattern is None):
             raise ValueError("subscribe() takes topics or pattern=, not both")
@@ -265,9 +269,8 @@ class Consumer:
         if isinstance(topics, str):
             topics = [topics]
         compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
-        self._member.set_subscription(self._state.subscribe(topics, compiled))
-        assert self._upkeep is not None
-        self._upkeep.start()
+        self._group.member.set_subscription(self._state.subscribe(topics, compiled))
+        self._group.upkeep.start()
 
     def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
         """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
@@ -320,99 +323,19 @@ class Consumer:
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""
-        self._set_position(partition, int(offset), -1)
-
-    def _set_position(self, tp: TopicPartition, offset: int, epoch: int) -> None:
-        """Move ``tp`` to ``offset``, read under leader epoch ``epoch`` (-1 unknown: nothing to validate)."""
-        self._state.positions[tp] = offset
-        if epoch >= 0:
-            self._state.epochs[tp] = epoch
-        else:
-            self._state.epochs.pop(tp, None)
-        self._note_leader_epoch(tp)
-
-    def _note_leader_epoch(self, tp: TopicPartition) -> None:
-        """The position of ``tp`` stands in the log of the leader epoch the metadata shows now (none known
-        yet: the first one seen is taken as it, without a check)."""
-        current = leader_epoch_of(self.client.cluster, tp)
-        if current >= 0:
-            self._state.leader_epochs[tp] = current
-        else:
-            self._state.leader_epochs.pop(tp, None)
+        self._positions.set(partition, int(offset), -1)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._state.assignment), EARLIEST, self.client.deadline())
+        self._positions.reset(list(partitions or self._state.assignment), EARLIEST, self.client.deadline())
 
     def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        self._reset(list(partitions or self._state.assignment), LATEST, self.client.deadline())
+        self._positions.reset(list(partitions or self._state.assignment), LATEST, self.client.deadline())
 
     def position(self, partition: TopicPartition, *, timeout_ms: float | None = None) -> int:
         """The offset of the next record :meth:`poll` returns for ``partition``."""
         if partition not in self._state.positions:
-            self._init_positions([partition], self.client.deadline(timeout_ms))
+            self._positions.init([partition], self.client.deadline(timeout_ms))
         return self._state.positions[partition]
-
-    def _reset(self, tps: list[TopicPartition], which: int, deadline: Deadline) -> None:
-        by_topic: dict[str, list[int]] = {}
-        for t, p in tps:
-            by_topic.setdefault(t, []).append(p)
-        for t, ps in by_topic.items():
-            for p, listed in self.client.list_offsets(t, ps, timestamp=which, deadline=deadline).items():
-                self._set_position((t, p), listed.offset, listed.leader_epoch)
-
-    def _init_positions(self, tps: list[TopicPartition], deadline: Deadline) -> None:
-        """Positions for partitions that have none: the committed offset, else ``auto_offset_reset``."""
-        missing = [tp for tp in tps if tp not in self._state.positions]
-        if not missing:
-            return
-        if self.group_id is not None:
-            for tp, c in self.client.committed(self.group_id, missing, deadline=deadline).items():
-                if c.offset >= 0:
-                    self._set_position(tp, c.offset, c.leader_epoch)
-                    self._state.committed[tp] = c.offset
-        missing = [tp for tp in missing if tp not in self._state.positions]
-        if missing:
-            if self.auto_offset_reset == "none":
-                raise NoOffsetForPartitionError(
-                    f"no committed offset for {names(missing)} and auto_offset_reset is 'none'"
-                )
-            self._reset(missing, EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
-
-    def _validate(self, tps: list[TopicPartition], deadline: Deadline) -> None:
-        """KIP-320: partitions whose leader epoch changed since their position was last checked are asked
-        where the epoch of their last record ends on the new leader (OffsetForLeaderEpoch). An end below
-        the position means a truncated log: back to the divergence point (as Java's consumer does), or
-        :class:`LogTruncationError` when ``auto_offset_reset`` is ``"none"``."""
-        cluster = self.client.cluster
-        asked: dict[TopicPartition, int] = {}
-        for tp in tps:
-            current, known = leader_epoch_of(cluster, tp), self._state.leader_epochs.get(tp)
-            if known is None or current < 0 or tp not in self._state.epochs:
-                if known is None or tp not in self._state.epochs:
-                    self._note_leader_epoch(tp)  # nothing read under a known epoch: nothing to check
-                continue
-            if current != known:
-                asked[tp] = self._state.epochs[tp]
-        if not asked:
-            return
-        with cluster.lock:
-            ends = end_offsets_for_epochs(cluster, deadline, asked)
-        for tp, end in ends.items():
-            position = self._state.positions[tp]
-            self._note_leader_epoch(tp)
-            if end.end_offset < 0 or end.leader_epoch < 0:
-                # The leader knows nothing of that epoch or before: where the log diverges is unknown.
-                if self.auto_offset_reset == "none":
-                    raise LogTruncationError(tp, position, None)
-                log.warning("%s/%d: the leader knows no epoch up to %d; resetting to %s",
-                            tp[0], tp[1], asked[tp], self.auto_offset_reset)  # fmt: skip
-                self._reset([tp], EARLIEST if self.auto_offset_reset == "earliest" else LATEST, deadline)
-            elif end.end_offset < position:
-                if self.auto_offset_reset == "none":
-                    raise LogTruncationError(tp, position, end.end_offset)
-                log.warning("%s/%d: truncation detected at offset %d; going back to %d, the first offset known "
-                            "to diverge", tp[0], tp[1], position, end.end_offset)  # fmt: skip
-                self._set_position(tp, end.end_offset, end.leader_epoch)
 
     # -------------------------------------------------------------------------------------- commits
     def commit(self, offsets: Mapping[TopicPartition, int] | None = None, *, timeout_ms: float | None = None) -> None:
@@ -465,8 +388,8 @@ class Consumer:
         if self._closed:
             raise KafkaClientError("consumer is closed")
         deadline = Deadline.from_ms(timeout_ms)
-        heard = self._bytes_received()
-        failures = 0
+        retry = self._retry
+        retry.begin()
         first = True
         while True:
             if self._woken.is_set():
@@ -476,31 +399,11 @@ class Consumer:
                 out = self._poll_once(deadline, first)
                 first = False
             except Exception as e:
-                if not is_retriable(e):
-                    raise
-                failures += 1
-                log.debug("poll: %s; retrying", e)
-                deadline.sleep(self.client.retry_policy.backoff(failures))
-                if not deadline.expired():
+                if retry.failed(e, deadline, timeout_ms, grace_ms=self.max_wait_ms):
                     continue
-                now = time.monotonic()
-                if self._bytes_received() > heard:
-                    self._last_heard = now
-                if (now - self._last_heard) * 1000 < timeout_ms + self.max_wait_ms:
-                    # The cluster answered during this poll, or shortly before it and this poll was too
-                    # short for the fetch it holds for up to ``max_wait_ms`` (a 200 ms poll on a loaded
-                    # machine), or it answered (e.g. COORDINATOR_NOT_AVAILABLE while Kafka
-                    # creates its offsets topic, or a request cut short by our own deadline): it is busy,
-                    # not gone. Nothing to read yet, as in the Java consumer; the next poll carries on.
-                    log.debug("poll: time ran out while retrying (%s)", e)
-                    return {}
-                # Not one answer from any broker in the whole timeout: say why.
-                if isinstance(e, KafkaTimeoutError):
-                    raise
-                raise KafkaTimeoutError(f"poll did not complete within {timeout_ms:.0f} ms: {e}") from e
+                return {}
             if out or deadline.expired() or out is REBALANCE_NEXT:
-                if self._bytes_received() > heard:
-                    self._last_heard = time.monotonic()
+                retry.answered()
                 return {} if out is REBALANCE_NEXT else out
 
     def wakeup(self) -> None:
@@ -508,91 +411,33 @@ class Consumer:
         :class:`WakeupError`: the one method another thread may call (Java's ``wakeup()``)."""
         self._woken.set()
 
-    def _bytes_received(self) -> int:
-        return int(self.client.metrics().get("bytes_received", 0))
-
     def _poll_once(self, deadline: Deadline, first: bool = True) -> dict[TopicPartition, RecordColumns]:
         """One round: group upkeep, auto-commit, one fetch. Empty when there was nothing (yet)."""
-        if self._group is not None and self._state.subscribed:
+        subscribed = self._state.subscribed
+        if self._group is not None and subscribed:
             ended = self._group.upkeep_round(deadline, first)
             if ended is not None:
                 return ended
-        self._commits.maybe_commit(self._state.positions, deadline, self._member if self._state.subscribed else None)
-        if not self._state.assignment:
-            deadline.sleep(0.05)
-            return {}
-        self._init_positions(self._state.assignment, deadline)
-        left_ms = deadline.remaining_ms()
-        if left_ms < 5:
-            return {}  # too little left for a round trip: not worth a request
-        wait = deadline.wait_ms(self.max_wait_ms)
-        fetchable = self._state.fetchable()
+        self._commits.maybe_commit(self._state.positions, deadline, self._member if subscribed else None)
+        fetchable = self._positions.ready(deadline)
         if not fetchable:
-            deadline.sleep(min(0.05, deadline.remaining()))
             return {}
-        self._validate(fetchable, deadline)
+        return self._fetch(fetchable, deadline)
+
+    def _fetch(self, fetchable: list[TopicPartition], deadline: Deadline) -> dict[TopicPartition, RecordColumns]:
+        """One Fetch per leader for ``fetchable``; the records read, positions advanced past them."""
+        positions = self._state.positions
         results = self.client.fetch_many(
-            {tp: self._state.positions[tp] for tp in fetchable},
+            {tp: positions[tp] for tp in fetchable},
             max_bytes=self.max_bytes,
             partition_max_bytes=self.partition_max_bytes,
-            max_wait_ms=wait,
+            max_wait_ms=deadline.wait_ms(self.max_wait_ms),
             isolation=self.isolation,
             raise_errors=False,
             deadline=deadline,
             prefetch=self._prefetch,
         )
-        out: dict[TopicPartition, RecordColumns] = {}
-        for tp, r in results.items():
-            if r.error is not None:
-                if (
-                    isinstance(r.error, OffsetOutOfRangeError)
-                    and tp in self._state.epochs
-                    and tp not in self._state.out_of_range_checked
-                ):
-                    # Out of range on a new leader may be a truncated log (Java's consumer learns it from a
-                    # FENCED_LEADER_EPOCH instead): validate first (KIP-320); if the position survives the
-                    # check and is still out of range, it is reset below the next time.
-                    self._state.out_of_range_checked.add(tp)
-                    self._state.leader_epochs[tp] = -2  # differs from any epoch: the next poll validates
-                    continue
-                if isinstance(r.error, OffsetOutOfRangeError):
-                    self._state.out_of_range_checked.discard(tp)
-                    if self.auto_offset_reset == "none":
-                        raise NoOffsetForPartitionError(
-                            f"{tp[0]}/{tp[1]}: offset {r.fetch_offset} is out of range and auto_offset_reset is 'none'"
-                        ) from r.error
-                    log.info(
-                        "%s/%d: offset %d out of range, resetting to %s",
-                        tp[0],
-                        tp[1],
-                        r.fetch_offset,
-                        self.auto_offset_reset,
-                    )
-                    which = EARLIEST if self.auto_offset_reset == "earliest" else LATEST
-                    self._reset([tp], which, deadline)
-                    continue
-                raise r.error
-            if r.high_watermark >= 0:
-                self._state.high_watermarks[tp] = r.high_watermark
-            self._state.out_of_range_checked.discard(tp)
-            known = self._state.leader_epochs.get(tp)
-            if known is None:
-                self._note_leader_epoch(tp)
-            elif tp in self._state.epochs and leader_epoch_of(self.client.cluster, tp) not in (known, -1):
-                # The leader changed while fetching (the fetch followed it): what it sent is not accepted until
-                # the position is validated against the new leader's log (KIP-320), at the next poll.
-                continue
-            if len(r.records):
-                epochs = r.records.batch_partition_leader_epoch
-                if len(epochs) and int(epochs[-1]) >= 0:
-                    self._state.epochs[tp] = int(epochs[-1])
-            if tp in self._state.positions and r.next_offset > self._state.positions[tp]:
-                self._state.positions[tp] = r.next_offset
-            if len(r.records):
-                out[tp] = r.records
-                self._counters["records_consumed"] += len(r.records)
-                self._counters["bytes_consumed"] += r.records.value.nbytes + r.records.key.nbytes
-        return out
+        return self._positions.take(results, deadline)
 
     # -------------------------------------------------------------------------------------- metrics
     def metrics(self) -> dict[str, Any]:

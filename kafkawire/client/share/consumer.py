@@ -13,14 +13,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..client import Client, resolve_client
-from ..cluster.retry import is_retriable
+from ..consumer.poll_retry import PollRetry
 from ..errors import KafkaTimeoutError, ShareStateError, WakeupError
 from ..net.deadline import Deadline
 from .acknowledgements import ACCEPT, ACK_TYPES, RELEASE, Acknowledgements
@@ -106,7 +105,7 @@ class ShareConsumer:
         self._closed = False
         self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0}
         self._acknowledged = dict.fromkeys(("accept", "release", "reject"), 0)
-        self._last_heard = float("-inf")
+        self._retry = PollRetry(self.client, "share poll", log)  # the poll's retries, as the Consumer's
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any) -> ShareConsumer:
@@ -174,8 +173,8 @@ class ShareConsumer:
             self._report()
 
     def _poll_loop(self, deadline: Deadline, timeout_ms: float) -> dict[TopicPartition, ShareRecordColumns]:
-        heard = self._bytes_received()
-        failures = 0
+        retry = self._retry
+        retry.begin()
         while True:
             if self._wakeup.is_set():
                 self._wakeup.clear()
@@ -192,26 +191,15 @@ class ShareConsumer:
                 else:
                     out = self._fetcher.round(self._member.member_id, self._member.assignment, deadline)
             except Exception as e:
-                if not is_retriable(e):
-                    raise
-                failures += 1
-                log.debug("share poll: %s; retrying", e)
-                deadline.sleep(self.client.retry_policy.backoff(failures))
-                if not deadline.expired():
+                if retry.failed(e, deadline, timeout_ms):
                     continue
-                if self._bytes_received() > heard or (time.monotonic() - self._last_heard) * 1000 < timeout_ms:
-                    return {}  # the cluster answered: busy, not gone
-                raise KafkaTimeoutError(f"share poll did not complete within {timeout_ms:.0f} ms: {e}") from e
-            if self._bytes_received() > heard:
-                self._last_heard = time.monotonic()
+                return {}  # the cluster answered: busy, not gone
+            retry.answered()
             if out or deadline.expired():
                 for cols in out.values():
                     self._counters["records_consumed"] += len(cols)
                     self._counters["bytes_consumed"] += cols.value.nbytes + cols.key.nbytes
                 return out
-
-    def _bytes_received(self) -> int:
-        return int(self.client.metrics().get("bytes_received", 0))
 
     def wakeup(self) -> None:
         """Make a :meth:`poll` running in another thread (or the next one) raise :class:`WakeupError`."""
