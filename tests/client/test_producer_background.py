@@ -213,7 +213,7 @@ def test_close_stops_the_sender_and_a_dropped_producer_does_not_leak_it(kafka, t
         admin.create_topics([topic])
     prod = Producer(kafka.bootstrap, linger_ms=5)
     prod.send(topic, b"x").result(timeout=10)
-    thread = prod._sender
+    thread = prod._sender.thread
     assert thread is not None and thread.is_alive()
     prod.linger_ms = 1e9  # from now on only close() writes
     held = [prod.send(topic, b"held-%d" % i) for i in range(50)]
@@ -225,7 +225,7 @@ def test_close_stops_the_sender_and_a_dropped_producer_does_not_leak_it(kafka, t
 
     prod = Producer(kafka.bootstrap, linger_ms=5)
     prod.send(topic, b"y").result(timeout=10)
-    thread = prod._sender
+    thread = prod._sender.thread
     assert thread is not None and thread.is_alive()
     del prod
     gc.collect()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -175,6 +175,45 @@ class _Records:
     headers: Any
 
 
+@dataclass
+class _Call:
+    """One produce call's records and progress, shared by its rounds."""
+
+    cluster: Cluster
+    state: ProducerState
+    topic: str
+    recs: _Records
+    acks: int
+    compression: Any
+    idempotent: bool
+    result: ProduceResult
+    acked: np.ndarray  # per record: acknowledged
+    pending: dict[int, list[_Chunk]]  # per partition: its batches not acknowledged yet, in sequence order
+    max_in_flight: int
+
+    def ack(self, chunk: _Chunk) -> None:
+        """``chunk`` was written (or is known to have been): its records are acknowledged."""
+        self.acked[chunk.rows] = True
+        self.pending[chunk.partition].remove(chunk)
+
+
+@dataclass
+class _Round:
+    """What one round found: its first failure, a refused batch, whether to renumber."""
+
+    failure: BaseException | None = None
+    rejected: _Rejected | None = None
+    renumber: bool = False
+    behind: set[int] = field(default_factory=set)  # partitions with a batch not written this round
+
+    def fail(self, error: BaseException) -> None:
+        self.failure = self.failure or error
+
+
+#: Answers meaning the broker lost (or never had) this producer's state: renumber under a new id (KIP-360).
+_LOST_STATE = (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError)
+
+
 def send_records(
     cluster: Cluster,
     state: ProducerState,
@@ -200,6 +239,7 @@ def send_records(
     recs = _Records(vcol, kcol, ts, headers)
     acked = np.zeros(len(vcol), dtype=bool)
     pending = {p: list(cs) for p, cs in _make_chunks(parts, recs, max_batch_bytes).items()}
+    call = _Call(cluster, state, topic, recs, acks, compression, idempotent, result, acked, pending, max_in_flight)
     errors: dict[tuple[str, int], BaseException] = {}
 
     def fail(message: str, timed_out: bool) -> ProduceFailedError:
@@ -212,8 +252,7 @@ def send_records(
 
     def attempt(d: Deadline) -> None:
         while pending:
-            failure = _round(cluster, state, d, topic, pending, recs, acks, compression, idempotent, result, acked,
-                             max_in_flight)
+            failure = _round(call, d)
             for p, cs in list(pending.items()):
                 if not cs:
                     del pending[p]
@@ -242,20 +281,7 @@ def send_records(
         raise
 
 
-def _round(
-    cluster: Cluster,
-    state: ProducerState,
-    d: Deadline,
-    topic: str,
-    pending: dict[int, list[_Chunk]],
-    recs: _Records,
-    acks: int,
-    compression: Any,
-    idempotent: bool,
-    result: ProduceResult,
-    acked: np.ndarray,
-    max_in_flight: int = 1,
-) -> BaseException | None:
+def _round(call: _Call, d: Deadline) -> BaseException | None:
     """Send the first ``depth`` pending batches of every partition and collect the answers. Returns the
     first failure of the round (None when all succeeded).
 
@@ -265,55 +291,20 @@ def _round(
     idempotent, non-transactional producer (the broker then refuses a batch whose sequence does not follow
     the last one it wrote, so a batch after a failed one can never be written before it: KAFKA-5494), else 1.
     """
-    failure: BaseException | None = None
-    if idempotent:
+    cluster, state = call.cluster, call.state
+    if call.idempotent:
         state.ensure(cluster, d)
-        state.prepare(cluster, topic, [p for p, cs in pending.items() if cs], d)
-    pipelined = idempotent and state.transactional_id is None and acks != 0
-    depth = max(1, max_in_flight) if pipelined else 1
-    waves: list[dict[int, list[_Chunk]]] = [defaultdict(list) for _ in range(depth)]
-    for p, cs in pending.items():
-        if not cs:
-            continue
-        try:
-            leader = cluster.leader(topic, p, d)
-        except Exception as e:
-            if not is_retriable(e):
-                raise
-            cs[0].error = e
-            failure = failure or e
-            continue
-        for j, c in enumerate(cs[:depth]):  # encoded in order: sequence numbers follow the partition's order
-            c.error = None
-            if c.data is None:
-                _encode_chunk(state, topic, c, recs, compression, idempotent)
-            waves[j][leader].append(c)
+        state.prepare(cluster, call.topic, [p for p, cs in call.pending.items() if cs], d)
+    pipelined = call.idempotent and state.transactional_id is None and call.acks != 0
+    rnd = _Round()
+    waves = _waves(call, d, max(1, call.max_in_flight) if pipelined else 1, rnd)
     # The broker may wait for replication up to this long: less than what the call has left.
     broker_timeout = d.request_timeout_ms(cluster.request_timeout_ms)
-    sent: list[tuple[PendingResponse | None, list[_Chunk]]] = []
-    broken: dict[int, BaseException] = {}  # leaders whose connection failed this round: later waves not sent
-    for wave in waves:
-        for leader, heads in wave.items():
-            err = broken.get(leader)
-            if err is None:
-                try:
-                    sent.append((_send(cluster, state, leader, topic, heads, acks, broker_timeout, d), heads))
-                    continue
-                except Exception as e:
-                    if not is_retriable(e):
-                        raise
-                    err = broken[leader] = e
-            for c in heads:
-                c.error = err
-            failure = failure or err
-    renumber = False
-    rejected: _Rejected | None = None
-    behind: set[int] = set()  # partitions with a batch not written this round: their later ones wait too
+    sent = _send_waves(call, d, waves, broker_timeout, rnd)
     for pr, heads in sent:
         if pr is None:  # acks=0: nothing comes back
             for c in heads:
-                acked[c.rows] = True
-                pending[c.partition].remove(c)
+                call.ack(c)
             continue
         try:
             resp = pr.result(broker_timeout + cluster.request_timeout_ms, deadline=d)
@@ -322,85 +313,124 @@ def _round(
                 raise
             for c in heads:
                 c.error = e
-                behind.add(c.partition)
-            failure = failure or e
+                rnd.behind.add(c.partition)
+            rnd.fail(e)
             continue
         by_part = {r.index: r for t in resp.responses for r in t.partition_responses}
         for c in heads:
-            r = by_part.get(c.partition)
-            if r is None:
-                c.error = KafkaConnectionError(f"no answer for {topic}/{c.partition} in the response")
-                behind.add(c.partition)
-                failure = failure or c.error
-                continue
-            err = broker_error(r.error_code, getattr(r, "error_message", None), f"produce {topic}/{c.partition}")
-            if err is None or isinstance(err, DuplicateSequenceNumberError):
-                # A duplicate means an earlier attempt was written: acknowledged, offset unknown.
-                if err is None:
-                    result.offset[c.rows] = r.base_offset + np.arange(len(c.rows), dtype=np.int64)
-                    lat = getattr(r, "log_append_time_ms", -1)
-                    if lat is not None and lat >= 0:
-                        result.log_append_time[c.rows] = lat
-                acked[c.rows] = True
-                pending[c.partition].remove(c)
-                continue
-            c.error = err
-            failure = failure or err
-            if c.partition in behind:
-                # An earlier batch of this partition was not written in this round, so the broker refused
-                # this one for its sequence (OUT_OF_ORDER_SEQUENCE_NUMBER): resent after it, in order.
-                continue
-            behind.add(c.partition)
-            if (
-                idempotent
-                and state.transactional_id is None  # in a transaction these abort it (transaction.py)
-                and isinstance(err, (UnknownProducerIdError, OutOfOrderSequenceNumberError, InvalidProducerEpochError))
-            ):
-                renumber = True
-                continue
-            if not err.retriable and rejected is None:
-                # Keep reading the other answers of the round (their records may have been written).
-                rejected = _Rejected(str(err))
-                rejected.__cause__ = err
-    if renumber:
+            _answer(call, c, by_part.get(c.partition), rnd)
+    if rnd.renumber:
         # The broker lost (or never had) our producer state, e.g. after a crash that lost its tail: take a
         # new producer id and renumber everything not yet acknowledged (the Java producer's epoch bump,
         # KIP-360). Once per round, after every answer of the round was read.
         state.ensure(cluster, d, refresh=True)
-        for cs in pending.values():
+        for cs in call.pending.values():
             for other in cs:
                 other.data = None
-    return rejected or failure
+    return rnd.rejected or rnd.failure
 
 
-def _send(
-    cluster: Cluster,
-    state: ProducerState,
-    leader: int,
-    topic: str,
-    heads: list[_Chunk],
-    acks: int,
-    broker_timeout: int,
-    d: Deadline,
-) -> PendingResponse | None:
+def _waves(call: _Call, d: Deadline, depth: int, rnd: _Round) -> list[dict[int, list[_Chunk]]]:
+    """The round's requests: wave ``j`` holds, per leader, batch ``j`` of each of its partitions (encoded
+    now if not yet: in order, so sequence numbers follow the partition's order)."""
+    waves: list[dict[int, list[_Chunk]]] = [defaultdict(list) for _ in range(depth)]
+    for p, cs in call.pending.items():
+        if not cs:
+            continue
+        try:
+            leader = call.cluster.leader(call.topic, p, d)
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            cs[0].error = e
+            rnd.fail(e)
+            continue
+        for j, c in enumerate(cs[:depth]):
+            c.error = None
+            if c.data is None:
+                _encode_chunk(call.state, call.topic, c, call.recs, call.compression, call.idempotent)
+            waves[j][leader].append(c)
+    return waves
+
+
+def _send_waves(
+    call: _Call, d: Deadline, waves: list[dict[int, list[_Chunk]]], broker_timeout: int, rnd: _Round
+) -> list[tuple[PendingResponse | None, list[_Chunk]]]:
+    """Send the waves in order; a leader whose connection failed gets none of its later waves."""
+    sent: list[tuple[PendingResponse | None, list[_Chunk]]] = []
+    broken: dict[int, BaseException] = {}  # leaders whose connection failed this round
+    for wave in waves:
+        for leader, heads in wave.items():
+            err = broken.get(leader)
+            if err is None:
+                try:
+                    sent.append((_send(call, leader, heads, broker_timeout, d), heads))
+                    continue
+                except Exception as e:
+                    if not is_retriable(e):
+                        raise
+                    err = broken[leader] = e
+            for c in heads:
+                c.error = err
+            rnd.fail(err)
+    return sent
+
+
+def _answer(call: _Call, c: _Chunk, r: Any, rnd: _Round) -> None:
+    """Take the answer ``r`` (its partition's entry in the ProduceResponse; None: missing) for batch ``c``."""
+    topic = call.topic
+    if r is None:
+        c.error = KafkaConnectionError(f"no answer for {topic}/{c.partition} in the response")
+        rnd.behind.add(c.partition)
+        rnd.fail(c.error)
+        return
+    err = broker_error(r.error_code, getattr(r, "error_message", None), f"produce {topic}/{c.partition}")
+    if err is None or isinstance(err, DuplicateSequenceNumberError):
+        # A duplicate means an earlier attempt was written: acknowledged, offset unknown.
+        if err is None:
+            call.result.offset[c.rows] = r.base_offset + np.arange(len(c.rows), dtype=np.int64)
+            lat = getattr(r, "log_append_time_ms", -1)
+            if lat is not None and lat >= 0:
+                call.result.log_append_time[c.rows] = lat
+        call.ack(c)
+        return
+    c.error = err
+    rnd.fail(err)
+    if c.partition in rnd.behind:
+        # An earlier batch of this partition was not written in this round, so the broker refused
+        # this one for its sequence (OUT_OF_ORDER_SEQUENCE_NUMBER): resent after it, in order.
+        return
+    rnd.behind.add(c.partition)
+    if call.idempotent and call.state.transactional_id is None and isinstance(err, _LOST_STATE):
+        # (in a transaction these abort it: transaction.py)
+        rnd.renumber = True
+        return
+    if not err.retriable and rnd.rejected is None:
+        # Keep reading the other answers of the round (their records may have been written).
+        rnd.rejected = _Rejected(str(err))
+        rnd.rejected.__cause__ = err
+
+
+def _send(call: _Call, leader: int, heads: list[_Chunk], broker_timeout: int, d: Deadline) -> PendingResponse | None:
     """Send one ProduceRequest carrying ``heads`` (one batch per partition) to ``leader``."""
+    state = call.state
     req = ProduceRequest(
         transactional_id=state.transactional_id,
-        acks=acks,
+        acks=call.acks,
         timeout_ms=broker_timeout,
         topic_data=[
             ProduceRequest.TopicProduceData(
-                name=topic,
+                name=call.topic,
                 partition_data=[ProduceRequest.PartitionProduceData(index=c.partition, records=c.data) for c in heads],
             )
         ],
     )
-    conn = cluster.connection(leader, d)
+    conn = call.cluster.connection(leader, d)
     # Produce v13 (KIP-516, Kafka 4.1+) names topics by id only and this request carries the name: stay at v12,
     # which every Kafka 4.x serves (Kafka answers v13 without an id UNKNOWN_TOPIC_ID). In a transaction the
     # transaction manager decides (v12+ means transaction version 2, KIP-890).
     version = min(conn.version_for(ProduceRequest, LOWEST_VERSION[ProduceRequest]), state.max_produce_version)
-    return conn.send(req, version, expect_response=acks != 0, deadline=d)
+    return conn.send(req, version, expect_response=call.acks != 0, deadline=d)
 
 
 def not_sent(
