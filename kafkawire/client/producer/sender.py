@@ -18,8 +18,8 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..client import Client
 from ..errors import ProduceFailedError
 from ..types import ProduceResult
 from .accumulator import RecordAccumulator, TopicBuffer
@@ -27,6 +27,9 @@ from .delivery import DeliveryFuture
 from .outcomes import combined_failure, not_written, resolve_futures
 from .settings import ProducerSettings
 from .transaction import TransactionManager, TransactionState
+
+if TYPE_CHECKING:
+    from ..client import Client
 
 __all__ = ["Sender"]
 
