@@ -75,7 +75,7 @@ from ...protocol.errors import (
 )
 from ...protocol.versions import TRANSACTION_V1, TRANSACTION_V2
 from ..cluster.cluster import TRANSACTION, Cluster, coordinator_moved
-from ..errors import TransactionError
+from ..errors import KafkaTimeoutError, TransactionError
 from ..net.connection import BrokerConnection
 from ..net.deadline import Deadline
 from .produce import ProducerState
@@ -360,13 +360,21 @@ class TransactionManager(ProducerState):
             # CONCURRENT_TRANSACTIONS right after a commit only means the coordinator is still writing the
             # previous transaction's markers (milliseconds): retry after 20 ms, as the Java client does for
             # AddPartitionsToTxn, instead of the general backoff that starts at 100 ms (KAFKA-5477).
+            busy: ConcurrentTransactionsError | None = None
             while True:
                 try:
                     return attempt(d)
-                except ConcurrentTransactionsError:
+                except ConcurrentTransactionsError as e:
                     if d.remaining() <= 0.02:
                         raise
+                    busy = e
                     d.sleep(0.02)
+                except KafkaTimeoutError as e:
+                    # The wait overshot the deadline (a loaded machine) and the next attempt was not even sent:
+                    # the coordinator's answer is the cause to report, as Cluster.call keeps it for its own waits.
+                    if busy is not None and e.no_time_left:
+                        raise busy from e
+                    raise
 
         def before_retry(d: Deadline, e: BaseException) -> None:
             if coordinator_moved(e):
