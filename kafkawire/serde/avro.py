@@ -12,7 +12,6 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from .avro_encode import encode_value
 from .avro_plan import OP_ERROR, Plan, compile_plan, new_plan
 from .avro_schema import AvroSchemaError, Schema, parse, to_json
 from .framing import frame, rows_as_struct_array, values_column
+from .registered import Registry, as_registry, encoding_registry, visit_references
 from .registry import RegisteredSchema, SchemaRegistry, SchemaRegistryError
 
 __all__ = ["AvroDecodeError", "decode_avro", "encode_avro", "implementation"]
@@ -33,7 +33,6 @@ MODES = ("FAILFAST", "PERMISSIVE")
 #: Name of the column PERMISSIVE mode adds: the reason a row is null (null where the row decoded).
 ERROR_COLUMN = "_error"
 # Schema references (Avro schemas that use types of other subjects) are followed this deep at most.
-_MAX_REFERENCE_DEPTH = 32
 
 
 def _load_impl() -> tuple[Any, bool]:
@@ -63,6 +62,9 @@ class AvroDecodeError(KafkaWireError, ValueError):
     """A value could not be decoded (FAILFAST): ``row``, ``offset`` and ``partition`` (when known),
     ``schema_id`` (when the header was readable) and ``cause``."""
 
+    #: The encoding the message names (the JSON and Protobuf decoders' subclasses name theirs).
+    kind = "Avro"
+
     def __init__(self, row: int, cause: str, *, schema_id: int | None = None, offset: int | None = None,
                  partition: int | None = None) -> None:
         where = f"row {row}"
@@ -72,7 +74,7 @@ class AvroDecodeError(KafkaWireError, ValueError):
             where += f", offset {offset}"
         if schema_id is not None and schema_id >= 0:
             where += f", schema id {schema_id}"
-        super().__init__(f"Avro value at {where}: {cause}")
+        super().__init__(f"{self.kind} value at {where}: {cause}")
         self.row = row
         self.cause = cause
         self.schema_id = schema_id
@@ -90,38 +92,19 @@ def _rebuild(row: int, cause: str, schema_id: int | None, offset: int | None,
 
 # ------------------------------------------------------------------------------------------ schemas
 
-Registry = SchemaRegistry | Mapping[int, str]
-
-
-def _registry(registry: Any) -> Registry:
-    if isinstance(registry, str):
-        return SchemaRegistry(registry)
-    if isinstance(registry, (SchemaRegistry, Mapping)):
-        return registry
-    raise TypeError(f"registry must be a SchemaRegistry, a URL or a mapping of schema id to schema text, "
-                    f"not {type(registry).__name__}")
-
-
 def _parse_registered(registry: Registry, rs: RegisteredSchema) -> Schema:
     """Parse a registered Avro schema, first parsing the schemas it references (by subject and version)."""
     named: dict[str, Schema] = {}
 
-    def load(refs: Any, depth: int) -> None:
-        if depth > _MAX_REFERENCE_DEPTH:
-            raise AvroSchemaError(f"schema references nest deeper than {_MAX_REFERENCE_DEPTH}")
-        for ref in refs:
-            if not isinstance(registry, SchemaRegistry):
-                raise AvroSchemaError("schema references need a SchemaRegistry")
-            sub = registry.get_version(ref.subject, ref.version)
-            load(sub.references, depth + 1)
-            if sub.schema_type != "AVRO":
-                raise AvroSchemaError(f"reference {ref.name} is a {sub.schema_type} schema")
-            # a referenced schema's named types become visible to the referring one
-            parse(sub.schema, named=named)
+    def load(ref: Any, sub: RegisteredSchema, depth: int) -> None:
+        if sub.schema_type != "AVRO":
+            raise AvroSchemaError(f"reference {ref.name} is a {sub.schema_type} schema")
+        # a referenced schema's named types become visible to the referring one
+        parse(sub.schema, named=named)
 
     if rs.schema_type != "AVRO":
         raise AvroSchemaError(f"schema id {rs.schema_id} is a {rs.schema_type} schema, not Avro")
-    load(rs.references, 0)
+    visit_references(registry, rs.references, load, AvroSchemaError)
     return parse(rs.schema, named=named)
 
 
@@ -251,7 +234,7 @@ def decode_avro(values: Any, registry: Any, *, subject: str | None = None, reade
     permissive = mode.upper() == "PERMISSIVE"
     if subject is not None and not isinstance(subject, str):
         raise TypeError(f"subject must be a str, not {type(subject).__name__}")
-    registry = _registry(registry)
+    registry = as_registry(registry)
     col = values_column(values)
     ids = _IMPL.scan_ids(col.data, col.offsets, col.valid)
     reader = _reader_for(registry, _reader_text(registry, subject, reader_schema, ids))
@@ -362,11 +345,7 @@ def encode_avro(struct_array_or_table: Any, registry: Any, *, subject: str, sche
     registered under ``subject``.
     """
     pa = require("pyarrow", "kafkawire.serde.encode_avro")
-    if not isinstance(subject, str):
-        raise TypeError(f"subject must be a str, not {type(subject).__name__}")
-    reg = _registry(registry)
-    if not isinstance(reg, SchemaRegistry):
-        raise TypeError("encode_avro needs a SchemaRegistry to register or look up the schema")
+    reg = encoding_registry(registry, subject, "encode_avro", " to register or look up the schema")
     data = rows_as_struct_array(pa, struct_array_or_table)
     if schema is not None:
         text = _schema_text(schema)

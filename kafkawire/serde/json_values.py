@@ -25,8 +25,9 @@ import numpy as np
 from .._optional import require
 from ..binary import BinaryColumn
 from ..errors import KafkaWireError
-from .avro import MODES, AvroDecodeError, _registry
+from .avro import MODES, AvroDecodeError
 from .framing import frame, rows_as_struct_array, values_column
+from .registered import as_registry, encoding_registry
 from .registry import SchemaRegistry, SchemaRegistryError
 
 __all__ = ["JsonDecodeError", "JsonSchemaError", "decode_json", "encode_json", "json_schema_to_arrow"]
@@ -42,9 +43,7 @@ class JsonSchemaError(KafkaWireError, ValueError):
 class JsonDecodeError(AvroDecodeError):
     """A JSON value could not be decoded (FAILFAST): ``row``, ``offset``, ``partition``, ``cause``."""
 
-    def __init__(self, row: int, cause: str, **kw: Any) -> None:
-        super().__init__(row, cause, **kw)
-        self.args = (str(self.args[0]).replace("Avro value", "JSON value", 1),)
+    kind = "JSON"
 
 
 def json_schema_to_arrow(schema: Any) -> Any:
@@ -181,7 +180,7 @@ def decode_json(values: Any, registry: Any, *, subject: str | None = None, reade
     if not isinstance(mode, str) or mode.upper() not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     permissive = mode.upper() == "PERMISSIVE"
-    registry = _registry(registry)
+    registry = as_registry(registry)
     col = values_column(values)
     typ = json_schema_to_arrow(_reader_text(registry, subject, reader_schema, col))
     wrapped = not pa.types.is_struct(typ)
@@ -275,11 +274,7 @@ def encode_json(struct_array_or_table: Any, registry: Any, *, subject: str, sche
     """Encode rows as Confluent-framed JSON values under ``subject``'s schema (``schema``, registered if new,
     else the subject's latest; a schema derived from the Arrow type when the subject has none)."""
     pa = require("pyarrow", "kafkawire.serde.encode_json")
-    if not isinstance(subject, str):
-        raise TypeError(f"subject must be a str, not {type(subject).__name__}")
-    reg = _registry(registry)
-    if not isinstance(reg, SchemaRegistry):
-        raise TypeError("encode_json needs a SchemaRegistry to register or look up the schema")
+    reg = encoding_registry(registry, subject, "encode_json", " to register or look up the schema")
     data = rows_as_struct_array(pa, struct_array_or_table)
     if schema is not None:
         sid = reg.register(subject, schema if isinstance(schema, str) else json.dumps(schema), "JSON")

@@ -20,15 +20,15 @@ from typing import Any
 from .._optional import require
 from ..binary import BinaryColumn
 from ..errors import KafkaWireError
-from .avro import MODES, AvroDecodeError, _registry
+from .avro import MODES, AvroDecodeError
 from .framing import frame, values_column
+from .registered import as_registry, encoding_registry, visit_references
 from .registry import RegisteredSchema, SchemaRegistry, SchemaRegistryError
 
 __all__ = ["ProtobufDecodeError", "ProtobufSchemaError", "decode_protobuf", "encode_protobuf"]
 
 ERROR_COLUMN = "_error"
 _MAX_INDEXES = 64
-_MAX_REFERENCE_DEPTH = 32
 
 
 class ProtobufSchemaError(KafkaWireError, ValueError):
@@ -38,9 +38,7 @@ class ProtobufSchemaError(KafkaWireError, ValueError):
 class ProtobufDecodeError(AvroDecodeError):
     """A Protobuf value could not be decoded (FAILFAST): ``row``, ``offset``, ``partition``, ``cause``."""
 
-    def __init__(self, row: int, cause: str, **kw: Any) -> None:
-        super().__init__(row, cause, **kw)
-        self.args = (str(self.args[0]).replace("Avro value", "Protobuf value", 1),)
+    kind = "Protobuf"
 
 
 def _pb() -> Any:
@@ -92,19 +90,12 @@ class _Schema:
                 raise ProtobufSchemaError(f"descriptor {fdp.name!r} does not load: {e}") from None
             added.add(fdp.name)
 
-        def load_refs(refs: Any, depth: int) -> None:
-            if depth > _MAX_REFERENCE_DEPTH:
-                raise ProtobufSchemaError(f"schema references nest deeper than {_MAX_REFERENCE_DEPTH}")
-            for ref in refs:
-                if not isinstance(registry, SchemaRegistry):
-                    raise ProtobufSchemaError("schema references need a SchemaRegistry")
-                sub = registry.get_version(ref.subject, ref.version)
-                load_refs(sub.references, depth + 1)
-                fdp = _file_proto(sub.schema)
-                fdp.name = ref.name
-                add(fdp, depth + 1)
+        def load_ref(ref: Any, sub: RegisteredSchema, depth: int) -> None:
+            fdp = _file_proto(sub.schema)
+            fdp.name = ref.name
+            add(fdp, depth)
 
-        load_refs(rs.references, 0)
+        visit_references(registry, rs.references, load_ref, ProtobufSchemaError)
         main = _file_proto(rs.schema)
         add(main, 0)
         self.file = self.pool.FindFileByName(main.name)
@@ -369,7 +360,7 @@ def decode_protobuf(values: Any, registry: Any, *, subject: str | None = None, m
     if not isinstance(mode, str) or mode.upper() not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     permissive = mode.upper() == "PERMISSIVE"
-    reg = _registry(registry)
+    reg = as_registry(registry)
     if not isinstance(reg, SchemaRegistry):
         raise TypeError("decode_protobuf needs a SchemaRegistry (Protobuf schemas come with references)")
     raws = values_column(values).to_pylist()
@@ -397,11 +388,7 @@ def encode_protobuf(struct_array_or_table: Any, registry: Any, *, subject: str,
     top-level message) of ``subject``'s latest schema. Struct fields are matched to message fields by name."""
     pa = require("pyarrow", "kafkawire.serde.encode_protobuf")
     _pb()
-    if not isinstance(subject, str):
-        raise TypeError(f"subject must be a str, not {type(subject).__name__}")
-    reg = _registry(registry)
-    if not isinstance(reg, SchemaRegistry):
-        raise TypeError("encode_protobuf needs a SchemaRegistry")
+    reg = encoding_registry(registry, subject, "encode_protobuf", "")
     latest = reg.get_latest(subject)
     schema = _Schema(reg, latest)
     desc, indexes = schema.named(message) if message is not None else schema.only()
