@@ -449,16 +449,21 @@ class SubprocessBroker(Broker):
                         break
                 if self.running:
                     break
-            if not self.running:
-                assert last is not None
-                raise last
-            self.bootstrap = f"{self.host}:{self.port}"
-            # From now on restarts must come back on the same port: clients hold this address.
-            self._fixed_port = True
-            self._restartable = True
-            LIVE_BROKERS.add(self)
-            self._after_start()
+            self._started(last)
             return self
+
+    def _started(self, last: BaseException | None) -> None:
+        """After the start attempts: raise the last one's error unless the broker runs; else record its
+        address and run :meth:`_after_start`."""
+        if not self.running:
+            assert last is not None
+            raise last
+        self.bootstrap = f"{self.host}:{self.port}"
+        # From now on restarts must come back on the same port: clients hold this address.
+        self._fixed_port = True
+        self._restartable = True
+        LIVE_BROKERS.add(self)
+        self._after_start()
 
     def kill_process(self, sig: int | None = None, grace: float | None = None) -> None:
         """Stop the broker process, leaving its files in place.
@@ -511,12 +516,17 @@ def package_file(package: str, *parts: str) -> Path:
 # ---------------------------------------------------------------------------------------------- java
 
 
+def jdk_tool(name: str) -> str | None:
+    """The JDK's ``name`` (``java``, ``javac``): ``$JAVA_HOME/bin/<name>``, else the one on PATH, else None."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / name).exists():
+        return str(Path(home) / "bin" / name)
+    return shutil.which(name)
+
+
 def java_binary() -> str:
     """The ``java`` launcher (``$JAVA_HOME/bin/java``, else the one on PATH)."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    found = shutil.which("java")
+    found = jdk_tool("java")
     if found is None:
         raise BrokerStartError("java is not installed: Apache Kafka needs Java 17 (Debian: openjdk-17-jre-headless)")
     return found

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .brokers import jdk_tool
 from .kafka import java_binary, kafka_classpath, kafka_version
 from .maven import cache_root
 
@@ -45,10 +46,7 @@ class JavaError(RuntimeError):
 
 def javac_binary() -> str:
     """The ``javac`` compiler (``$JAVA_HOME/bin/javac``, else the one on PATH)."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "javac").exists():
-        return str(Path(home) / "bin" / "javac")
-    found = shutil.which("javac")
+    found = jdk_tool("javac")
     if found is None:
         raise JavaError("javac is not installed: the Java interop tests need JDK 17 (Debian: openjdk-17-jdk-headless)")
     return found

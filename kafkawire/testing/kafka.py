@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .brokers import LIVE_BROKERS, BrokerStartError, SubprocessBroker, free_port, java_binary, log_tail
+from .brokers import BrokerStartError, SubprocessBroker, free_port, java_binary, log_tail
 from .maven import MavenError, classpath, resolve
 
 __all__ = [
@@ -487,13 +487,7 @@ class ApacheKafkaBroker(SubprocessBroker):
                     self.kill_process()
                     if self._fixed_port or time.monotonic() >= deadline:
                         break
-            if not self.running:
-                assert last is not None
-                raise last
-            self.bootstrap = f"{self.host}:{self.port}"
-            self._fixed_port = True
-            self._restartable = True
-            LIVE_BROKERS.add(self)
+            self._started(last)
             return self
 
     def _set_up_kerberos(self) -> None:
