@@ -241,7 +241,7 @@ class Consumer:
         )
         self._group: Reconciler | None = None
         if self._member is not None and self._upkeep is not None:
-            self._group = Reconciler(self, self._member, self._upkeep, self._state, self._commits, self._counters)
+            self._group = Reconciler(self, self._member, self._upkeep, self._state, self._commits)
 
     # ---------------------------------------------------------------------------------- assignment
     def subscribe(

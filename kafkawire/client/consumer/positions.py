@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from ...columns import RecordColumns
 from ...protocol.errors import OffsetOutOfRangeError
-from ..client import EARLIEST, LATEST
 from ..errors import LogTruncationError, NoOffsetForPartitionError
 from ..net.deadline import Deadline
 from ..types import FetchResult
+from .offsets import EARLIEST, LATEST
 from .subscription import SubscriptionState, TopicPartition, names
 from .validation import end_offsets_for_epochs, leader_epoch_of
 

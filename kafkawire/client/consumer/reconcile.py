@@ -48,14 +48,16 @@ def join_group(consumer: Consumer, group_id: str) -> tuple[GroupMember | Consume
     """``consumer``'s membership of ``group_id`` (KIP-848's ``consumer`` protocol or the classic one, from its
     settings) and the member's heartbeat thread (KIP-62), not started yet."""
     member: GroupMember | ConsumerGroupMember
+    # What both protocols take: the rebalance timeout (KIP-62) and the static member id (KIP-345).
+    both: dict[str, Any] = {
+        "rebalance_timeout_ms": consumer.rebalance_timeout_ms,
+        "group_instance_id": consumer.group_instance_id,
+    }
     if consumer.group_protocol == "consumer":
+        # KIP-848 carries client.rack for rack-aware assignors.
+        rack = consumer.client.client_rack
         member = ConsumerGroupMember(
-            consumer.client,
-            group_id,
-            server_assignor=consumer.group_remote_assignor,
-            rebalance_timeout_ms=consumer.rebalance_timeout_ms,
-            group_instance_id=consumer.group_instance_id,
-            rack_id=consumer.client.client_rack,  # KIP-848 carries client.rack for rack-aware assignors
+            consumer.client, group_id, server_assignor=consumer.group_remote_assignor, rack_id=rack, **both
         )
     else:
         member = GroupMember(
@@ -63,9 +65,8 @@ def join_group(consumer: Consumer, group_id: str) -> tuple[GroupMember | Consume
             group_id,
             assignors=consumer.partition_assignment_strategy,
             session_timeout_ms=consumer.session_timeout_ms,
-            rebalance_timeout_ms=consumer.rebalance_timeout_ms,
             heartbeat_interval_ms=consumer.heartbeat_interval_ms,
-            group_instance_id=consumer.group_instance_id,
+            **both,
         )
     upkeep = HeartbeatThread(
         member,
@@ -81,8 +82,8 @@ class Reconciler:
 
     ``consumer`` gives the settings read when they are used (``group_id``, ``listener``, which
     ``subscribe()`` may replace, ``metadata_max_age_ms``, ``exclude_internal_topics``, ``client``);
-    ``commits`` sends the auto-commits before partitions go; ``counters`` is the consumer's counter dict
-    (``rebalances``, ``partitions_revoked``, ``partitions_lost``).
+    ``commits`` sends the auto-commits before partitions go; its ``counters`` (the consumer's counter dict)
+    count ``rebalances``, ``partitions_revoked`` and ``partitions_lost`` too.
     """
 
     def __init__(
@@ -92,14 +93,12 @@ class Reconciler:
         upkeep: HeartbeatThread,
         state: SubscriptionState,
         commits: Commits,
-        counters: dict[str, int],
     ) -> None:
         self.consumer = consumer
-        self.member = member
-        self.upkeep = upkeep
+        self.member, self.upkeep = member, upkeep
         self.state = state
         self.commits = commits
-        self.counters = counters
+        self.counters = commits.counters  # the consumer's counter dict, shared
         self.listener_error: BaseException | None = None
         self.given_up: set[TopicPartition] = set()  # what the last rebalance took away (for the log)
         self.first_reconciliation = True
