@@ -56,6 +56,18 @@ class RecordColumns:
     complete entries (a fetch may end in a partial one).
     """
 
+    #: Names of the per-batch numpy columns, in a stable order (used by equality and tests).
+    BATCH_ARRAYS = (
+        "batch_base_offset",
+        "batch_producer_id",
+        "batch_producer_epoch",
+        "batch_base_sequence",
+        "batch_partition_leader_epoch",
+        "batch_transactional",
+        "batch_magic",
+        "batch_codec",
+        "batch_start",
+    )
     __slots__ = (
         "offset",
         "timestamp",
@@ -66,15 +78,7 @@ class RecordColumns:
         "header_key",
         "header_value",
         "batch_index",
-        "batch_base_offset",
-        "batch_producer_id",
-        "batch_producer_epoch",
-        "batch_base_sequence",
-        "batch_partition_leader_epoch",
-        "batch_transactional",
-        "batch_magic",
-        "batch_codec",
-        "batch_start",
+        *BATCH_ARRAYS,
         "next_offset",
         "valid_bytes",
     )
@@ -103,17 +107,6 @@ class RecordColumns:
     #: Names of the per-record numpy columns, in a stable order (used by equality and tests).
     RECORD_ARRAYS = ("offset", "timestamp", "timestamp_type", "header_offsets", "batch_index")
     BINARY_COLUMNS = ("key", "value", "header_key", "header_value")
-    BATCH_ARRAYS = (
-        "batch_base_offset",
-        "batch_producer_id",
-        "batch_producer_epoch",
-        "batch_base_sequence",
-        "batch_partition_leader_epoch",
-        "batch_transactional",
-        "batch_magic",
-        "batch_codec",
-        "batch_start",
-    )
 
     def __init__(self, **fields: Any) -> None:
         for name in self.__slots__:

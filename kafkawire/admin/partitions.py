@@ -181,6 +181,16 @@ def elect_leaders(
     return cluster.call(deadline, attempt, what=f"{election} leader election", topics=None)
 
 
+def _controller_call(cluster: Cluster, d: Deadline, request: Any, fields: dict[str, Any], what: str) -> Any:
+    """A ``request`` class with ``fields`` (and the time left as its timeout) answered by the controller; the
+    answer's top-level error raised."""
+    conn = cluster.controller_connection(d)
+    req = request(timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms), **fields)
+    resp = conn.request(req, conn.version_for(request), deadline=d)
+    raise_broker_error(resp.error_code, resp.error_message, what)
+    return resp
+
+
 def list_partition_reassignments(
     cluster: Cluster, deadline: Deadline, partitions: Iterable[tuple[str, int]] | None = None
 ) -> dict[tuple[str, int], Reassignment]:
@@ -188,21 +198,15 @@ def list_partition_reassignments(
     wanted = None if partitions is None else list(partitions)
 
     def attempt(d: Deadline) -> dict[tuple[str, int], Reassignment]:
-        conn = cluster.controller_connection(d)
         by_topic: dict[str, list[int]] = {}
         for t, p in wanted or ():
             by_topic.setdefault(t, []).append(p)
-        req = ListPartitionReassignmentsRequest(
-            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
-            topics=None
-            if wanted is None
-            else [
-                ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(name=t, partition_indexes=ps)
-                for t, ps in by_topic.items()
-            ],
-        )
-        resp = conn.request(req, conn.version_for(ListPartitionReassignmentsRequest), deadline=d)
-        raise_broker_error(resp.error_code, resp.error_message, "list partition reassignments")
+        topics = [
+            ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(name=t, partition_indexes=ps)
+            for t, ps in by_topic.items()
+        ]
+        fields = {"topics": None if wanted is None else topics}
+        resp = _controller_call(cluster, d, ListPartitionReassignmentsRequest, fields, "list partition reassignments")
         return {
             (t.name, p.partition_index): Reassignment(
                 tuple(p.replicas), tuple(p.adding_replicas), tuple(p.removing_replicas)
@@ -228,7 +232,6 @@ def alter_partition_reassignments(
             raise TypeError("replicas are broker ids (int)")
 
     def attempt(d: Deadline) -> dict[tuple[str, int], BrokerError | None]:
-        conn = cluster.controller_connection(d)
         by_topic: dict[str, list[Any]] = {}
         for (t, p), replicas in items:
             by_topic.setdefault(t, []).append(
@@ -236,15 +239,9 @@ def alter_partition_reassignments(
                     partition_index=p, replicas=None if replicas is None else list(replicas)
                 )
             )
-        req = AlterPartitionReassignmentsRequest(
-            timeout_ms=d.request_timeout_ms(cluster.request_timeout_ms),
-            topics=[
-                AlterPartitionReassignmentsRequest.ReassignableTopic(name=t, partitions=ps)
-                for t, ps in by_topic.items()
-            ],
-        )
-        resp = conn.request(req, conn.version_for(AlterPartitionReassignmentsRequest), deadline=d)
-        raise_broker_error(resp.error_code, resp.error_message, "alter partition reassignments")
+        topic = AlterPartitionReassignmentsRequest.ReassignableTopic
+        fields = {"topics": [topic(name=t, partitions=ps) for t, ps in by_topic.items()]}
+        resp = _controller_call(cluster, d, AlterPartitionReassignmentsRequest, fields, "alter partition reassignments")
         return {
             (t.name, p.partition_index): broker_error(
                 p.error_code, p.error_message, f"reassign {t.name}/{p.partition_index}"

@@ -93,6 +93,14 @@ class ShareFetcher:
                 f"Apache Kafka 4.1+): {e}"
             ) from e
 
+    def _acks_lost(self, node: int, acks: Acks, e: Exception) -> None:
+        """Sending or awaiting ``node``'s acknowledgements failed with ``e``: raised unless retriable, else
+        ``acks`` fail with :class:`ShareSessionLostError`."""
+        if not is_retriable(e):
+            raise e
+        self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
+        self._lost(node, str(e))
+
     def _fail(self, acks: Acks, err: BaseException) -> None:
         for tp in acks:
             self.ack_results[tp] = err
@@ -298,10 +306,7 @@ class ShareFetcher:
                     (node, conn.send(req, self._version(conn, ShareAcknowledgeRequest), deadline=deadline), acks)
                 )
             except Exception as e:
-                if not is_retriable(e):
-                    raise
-                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
-                self._lost(node, str(e))
+                self._acks_lost(node, acks, e)
                 continue
             if close:
                 session.reset()
@@ -315,10 +320,7 @@ class ShareFetcher:
             try:
                 resp = pr.result(self.client.cluster.request_timeout_ms, deadline=deadline)
             except Exception as e:
-                if not is_retriable(e):
-                    raise
-                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
-                self._lost(node, str(e))
+                self._acks_lost(node, acks, e)
                 continue
             self._acknowledged(node, self.sessions[node], resp, acks)
 
