@@ -39,14 +39,9 @@ from ..cluster.retry import is_retriable
 from ..consumer.offsets import commit_request, send_commit
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
-from .assignors import (
-    COOPERATIVE,
-    STICKY_ASSIGNORS,
-    cooperative_user_data,
-    encode_sticky_user_data,
-    withhold_transfers,
-)
-from .payloads import ASSIGNORS, decode_assignment, decode_subscription_full, encode_assignment, encode_subscription
+from .assignors import COOPERATIVE
+from .payloads import decode_assignment
+from .rebalance import join_protocols, leader_assignments
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -171,12 +166,7 @@ class GroupMember:
                 try:
                     self._start_join(deadline)
                 except Exception as e:
-                    if not is_retriable(e):
-                        raise
-                    last = e
-                    log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, e)
-                    self._connection_failed()
-                    deadline.sleep(self.client.retry_policy.backoff(attempt))
+                    last = self._join_failed(e, attempt, deadline)
                     continue
             pending = self._pending
             assert pending is not None
@@ -185,14 +175,8 @@ class GroupMember:
                 return None  # the coordinator still holds our request: not an error, just not done yet
             self._pending = None
             if pending.error is not None:
-                failure = pending.error
-                if not is_retriable(failure):
-                    raise failure
-                last = failure
                 attempt += 1
-                log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, failure)
-                self._connection_failed()
-                deadline.sleep(self.client.retry_policy.backoff(attempt))
+                last = self._join_failed(pending.error, attempt, deadline)
                 continue
             with self.lock:
                 if pending.assigned is not None:
@@ -211,6 +195,16 @@ class GroupMember:
             err.last_error = last
             raise err from last
         return None
+
+    def _join_failed(self, e: BaseException, attempt: int, deadline: Deadline) -> BaseException:
+        """Join attempt ``attempt`` failed with ``e``: raise it when retrying cannot cure it, else look the
+        coordinator up again after a backoff and return it (the last error, should time run out)."""
+        if not is_retriable(e):
+            raise e
+        log.debug("group %s: join attempt %d failed: %s", self.group_id, attempt, e)
+        self._connection_failed()
+        deadline.sleep(self.client.retry_policy.backoff(attempt))
+        return e
 
     def _start_join(self, deadline: Deadline) -> None:
         """Find and connect to the coordinator within ``deadline`` (so that an unreachable one is
@@ -254,11 +248,7 @@ class GroupMember:
             member_id=self.member_id,
             group_instance_id=self.group_instance_id,
             protocol_type="consumer",
-            # One protocol per assignor, most preferred first, each with its own subscription bytes.
-            protocols=[
-                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=self._subscription_for(name))
-                for name in self.assignors
-            ],
+            protocols=join_protocols(self.assignors, self.topics, self.owned, self.generation),
         )
         # The coordinator may hold it up to the rebalance timeout, and then the answer must still arrive.
         wait_ms = self.rebalance_timeout_ms + conn.request_timeout_ms
@@ -279,24 +269,20 @@ class GroupMember:
             # predate KIP-394: the same answer works.)
             self.member_id = resp.member_id
             return None
-        _raise_if_fenced(err)
-        if isinstance(err, _MEMBERSHIP_LOST):
-            self.reset(err)
+        if self._join_again(err):
             return None
-        if isinstance(err, RebalanceInProgressError):
-            return None
-        if err is not None:
-            raise err
         self.member_id = resp.member_id
         generation = resp.generation_id
         # protocol_name is nullable only from v7 on (KIP-559); a coordinator that leaves it out can only
         # have chosen among what we offered, so fall back to our first choice.
         protocol = resp.protocol_name or self.assignors[0]
-        assignments = []
+        assignments: list[Any] = []
         if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
             # KIP-814: a static leader that rejoined without a rebalance is told to skip the assignment;
             # SyncGroup with no assignments then hands back the current one.
-            assignments = self._assign_as_leader(protocol, resp.members, Deadline.from_ms(conn.request_timeout_ms))
+            assignments, self.withheld = leader_assignments(
+                self.client, self.group_id, protocol, resp.members, Deadline.from_ms(conn.request_timeout_ms)
+            )
         sync = SyncGroupRequest(
             group_id=self.group_id,
             generation_id=generation,
@@ -309,73 +295,23 @@ class GroupMember:
         sresp = conn.request(sync, conn.version_for(SyncGroupRequest), timeout_ms=wait_ms)
         if self._left:
             return None
-        serr = broker_error(sresp.error_code, None, f"sync group {self.group_id!r}")
-        _raise_if_fenced(serr)
-        if isinstance(serr, _MEMBERSHIP_LOST):
-            self.reset(serr)
+        if self._join_again(broker_error(sresp.error_code, None, f"sync group {self.group_id!r}")):
             return None
-        if isinstance(serr, RebalanceInProgressError):
-            return None
-        if serr is not None:
-            raise serr
         assigned = decode_assignment(sresp.assignment)
         return generation, sorted((t, p) for t, ps in assigned.items() for p in ps)
 
-    def _subscription_for(self, assignor: str) -> bytes:
-        """The subscription bytes offered with ``assignor``: the Java client's for the same assignor.
-
-        Sticky assignors get ConsumerProtocolSubscription v3 (owned partitions, generation) with their
-        user data (cooperative: the generation; eager sticky: StickyAssignorUserData v1); range and
-        round-robin keep v0, which carries all they need.
-        """
-        if assignor == "cooperative-sticky":
-            owned = sorted(self.owned) if self.generation >= 0 else []
-            return encode_subscription(
-                self.topics,
-                cooperative_user_data(self.generation),
-                owned=owned,
-                generation=self.generation,
-                version=3,
-            )
-        if assignor == "sticky":
-            # Eager: everything was given up before rejoining, so nothing is "owned" now; the previous
-            # assignment travels in the user data (Java's StickyAssignor reads it first).
-            user = encode_sticky_user_data(self.owned, self.generation) if self.owned else None
-            return encode_subscription(self.topics, user, owned=[], generation=self.generation, version=3)
-        return encode_subscription(self.topics)
-
-    def _assign_as_leader(self, protocol: str, members: list[Any], deadline: Deadline) -> list[Any]:
-        """The leader's SyncGroup assignments: ``protocol`` (the coordinator's choice) names the assignor.
-
-        For a cooperative assignor the partitions that change owner are withheld this generation
-        (KIP-429): their owner revokes them and rejoins, and the next rebalance hands them on.
-        """
-        simple = ASSIGNORS.get(protocol)
-        sticky = STICKY_ASSIGNORS.get(protocol)
-        if simple is None and sticky is None:
-            # The coordinator must choose among the protocols every member offered, ours included.
-            raise KafkaClientError(f"group {self.group_id!r}: coordinator chose unknown protocol {protocol!r}")
-        subscriptions = {m.member_id: decode_subscription_full(m.metadata) for m in members}
-        topics = sorted({t for sub in subscriptions.values() for t in sub.topics})
-        counts: dict[str, int] = {}
-        if topics:
-            meta = self.client.metadata(topics, deadline=deadline)
-            counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
-        if sticky is not None:
-            plan = sticky(subscriptions, counts)
-        else:
-            assert simple is not None
-            plan = simple({m: sub.topics for m, sub in subscriptions.items()}, counts)
-        self.withheld = 0
-        if protocol in COOPERATIVE:
-            plan, self.withheld = withhold_transfers(plan, subscriptions)
-        version = 3 if sticky is not None else 0
-        return [
-            SyncGroupRequest.SyncGroupRequestAssignment(
-                member_id=m, assignment=encode_assignment(parts, version=version)
-            )
-            for m, parts in sorted(plan.items())
-        ]
+    def _join_again(self, err: BaseException | None) -> bool:
+        """A JoinGroup's or SyncGroup's error: False for none, True to join again (membership lost, or a
+        rebalance began); raised when rejoining cannot cure it (FENCED_INSTANCE_ID included)."""
+        _raise_if_fenced(err)
+        if isinstance(err, _MEMBERSHIP_LOST):
+            self.reset(err)
+            return True
+        if isinstance(err, RebalanceInProgressError):
+            return True
+        if err is not None:
+            raise err
+        return False
 
     # ------------------------------------------------------------------------------------ heartbeat
     def _heartbeat_generation(self) -> int | None:
@@ -492,28 +428,17 @@ class GroupMember:
         with self.lock:
             self._left = True
             member_id = self.member_id
+        self._drop_join_conn()
         if self.group_instance_id is not None and not static_too:
-            self._drop_join_conn()
             with self.lock:
                 self.generation, self.needs_rejoin = -1, True
             return
-        self._drop_join_conn()
         if member_id:
             try:
                 with self.client.lock:
                     conn = self._conn(deadline)
                     version = conn.version_for(LeaveGroupRequest)
-                    if version >= 3:
-                        req = LeaveGroupRequest(
-                            group_id=self.group_id,
-                            members=[
-                                LeaveGroupRequest.MemberIdentity(
-                                    member_id=member_id, group_instance_id=self.group_instance_id
-                                )
-                            ],
-                        )
-                    else:
-                        req = LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
+                    req = _leave_request(version, self.group_id, member_id, self.group_instance_id)
                     resp = conn.request(req, version, deadline=deadline)
                 err = broker_error(resp.error_code, None, f"leave group {self.group_id!r}")
                 if err is not None:
@@ -537,6 +462,16 @@ def _raise_if_fenced(err: BaseException | None) -> None:
     if isinstance(err, FencedInstanceIdError):
         raise err
 
+
+
+def _leave_request(version: int, group_id: str, member_id: str, group_instance_id: str | None) -> Any:
+    """LeaveGroup for this member: v3+ names members (and their instance ids, KIP-345), v0-v2 one member id."""
+    if version < 3:
+        return LeaveGroupRequest(group_id=group_id, member_id=member_id)
+    return LeaveGroupRequest(
+        group_id=group_id,
+        members=[LeaveGroupRequest.MemberIdentity(member_id=member_id, group_instance_id=group_instance_id)],
+    )
 
 class _PendingJoin:
     """A JoinGroup + SyncGroup under way on the waiter thread."""
