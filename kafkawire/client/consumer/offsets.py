@@ -26,6 +26,7 @@ __all__ = [
     "commit_offsets",
     "commit_request",
     "send_commit",
+    "commit_as_member",
     "committed",
     "timestamp_spec",
 ]
@@ -156,6 +157,26 @@ def send_commit(conn: Any, deadline: Deadline, req: Any) -> None:
             if err is not None:
                 raise err
 
+
+
+def commit_as_member(
+    client: Any,
+    group_id: str,
+    offsets: Mapping[tuple[str, int], int],
+    deadline: Deadline,
+    conn: Any,
+    *,
+    generation_id: int,
+    member_id: str,
+) -> None:
+    """Commit ``offsets`` as a member of ``group_id`` (its generation, or its member epoch on KIP-848):
+    one attempt on ``conn`` (a connection to the coordinator: the heartbeat thread's background
+    auto-commit) when given, else ``client.commit_offsets`` with its retries."""
+    if conn is not None:
+        send_commit(conn, deadline, commit_request(group_id, offsets, generation_id=generation_id, member_id=member_id))
+    else:
+        client.commit_offsets(group_id, dict(offsets), generation_id=generation_id, member_id=member_id,
+                              deadline=deadline)  # fmt: skip
 
 def committed(
     cluster: Cluster, deadline: Deadline, group: str, tps: list[tuple[str, int]]

@@ -36,7 +36,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..consumer.offsets import commit_request, send_commit
+from ..consumer.offsets import commit_as_member
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
 from .assignors import COOPERATIVE
@@ -76,16 +76,11 @@ class GroupMember:
         heartbeat_interval_ms: float,
         group_instance_id: str | None = None,
     ) -> None:
-        self.client = client
-        self.group_instance_id = group_instance_id
-        self.group_id = group_id
+        self.client, self.group_id, self.group_instance_id = client, group_id, group_instance_id
         self.assignors = tuple(assignors)
-        self.session_timeout_ms = session_timeout_ms
-        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.member_id = ""
-        self.generation = -1
-        self.needs_rejoin = True
+        self.member_id, self.generation, self.needs_rejoin = "", -1, True
         self.topics: list[str] = []
         #: The partitions this member holds when it joins (cooperative) or held before it gave them up
         #: (eager): reported in the subscription so sticky assignors can keep them where they are.
@@ -396,13 +391,8 @@ class GroupMember:
         with self.lock:
             generation, member_id = self.generation, self.member_id
         try:
-            if conn is not None:
-                send_commit(conn, deadline, commit_request(self.group_id, offsets, generation_id=generation,
-                                                           member_id=member_id))  # fmt: skip
-            else:
-                self.client.commit_offsets(
-                    self.group_id, dict(offsets), generation_id=generation, member_id=member_id, deadline=deadline
-                )
+            commit_as_member(self.client, self.group_id, offsets, deadline, conn, generation_id=generation,
+                             member_id=member_id)  # fmt: skip
         except (RebalanceInProgressError, *_MEMBERSHIP_LOST) as e:
             _raise_if_fenced(e)
             if isinstance(e, RebalanceInProgressError):

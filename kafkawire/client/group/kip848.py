@@ -44,7 +44,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..consumer.offsets import commit_request, send_commit
+from ..consumer.offsets import commit_as_member
 from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
 
@@ -93,14 +93,9 @@ class ConsumerGroupMember:
         group_instance_id: str | None = None,
         rack_id: str | None = None,
     ) -> None:
-        self.client = client
-        self.group_id = group_id
-        self.server_assignor = server_assignor
-        self.rebalance_timeout_ms = rebalance_timeout_ms
-        self.group_instance_id = group_instance_id
-        self.rack_id = rack_id
-        self.member_id = _member_id()
-        self.epoch = JOIN_EPOCH
+        self.client, self.group_id, self.group_instance_id = client, group_id, group_instance_id
+        self.server_assignor, self.rebalance_timeout_ms, self.rack_id = server_assignor, rebalance_timeout_ms, rack_id
+        self.member_id, self.epoch = _member_id(), JOIN_EPOCH
         self.topics: list[str] = []
         self.owned: set[TopicPartition] = set()
         #: Send a heartbeat on the next call regardless of the interval (join, subscription change,
@@ -325,13 +320,8 @@ class ConsumerGroupMember:
         with self.lock:
             epoch, member_id = self.epoch, self.member_id
         try:
-            if conn is not None:
-                send_commit(conn, deadline, commit_request(self.group_id, offsets, generation_id=epoch,
-                                                           member_id=member_id))  # fmt: skip
-            else:
-                self.client.commit_offsets(
-                    self.group_id, dict(offsets), generation_id=epoch, member_id=member_id, deadline=deadline
-                )
+            commit_as_member(self.client, self.group_id, offsets, deadline, conn, generation_id=epoch,
+                             member_id=member_id)  # fmt: skip
         except (StaleMemberEpochError, FencedMemberEpochError, UnknownMemberIdError) as e:
             self._request_heartbeat()  # heartbeat now to learn the current epoch (or that we were removed)
             raise CommitFailedError(f"group {self.group_id!r}: commit refused: {e}") from e
