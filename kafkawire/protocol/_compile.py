@@ -17,12 +17,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .._impl import impl
 from ..errors import ProtocolError
 from .schema import FIXED, Field, MessageSchema, StructSchema
 
 __all__ = ["compile_encoder", "compile_decoder", "write_uvarint", "read_uvarint"]
 
 _UV1 = [bytes([i]) for i in range(128)]
+# Longer ones: the codec's encoder (the records' varints and these are the same KIP-482 encoding).
+_encode_uvarint: Callable[[int], bytes] = impl.encode_unsigned_varint
 _NULL_COMPACT = b"\x00"
 _NULL_STRING = b"\xff\xff"
 _NULL_BYTES = b"\xff\xff\xff\xff"
@@ -38,12 +41,7 @@ def write_uvarint(n: int) -> bytes:
         return _UV1[n]
     if n > 0xFFFFFFFF:
         raise ProtocolError(f"unsigned varint cannot hold {n}")
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return _encode_uvarint(n)
 
 
 def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
