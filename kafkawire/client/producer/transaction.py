@@ -342,6 +342,15 @@ class TransactionManager(ProducerState):
         assert self.transactional_id is not None
         return cluster.coordinator(self.transactional_id, deadline, key_type=TRANSACTION)
 
+    def identity(self, prefix: str = "") -> dict[str, Any]:
+        """The fields that name this producer in a transaction request: transactional id, producer id and
+        epoch (``prefix``: AddPartitionsToTxn's ``v3_and_below_`` names)."""
+        return {
+            f"{prefix}transactional_id": self.transactional_id,
+            f"{prefix}producer_id": self.producer_id,
+            f"{prefix}producer_epoch": self.producer_epoch,
+        }
+
     def check_error(self, code: int, what: str, message: str | None = None) -> None:
         """Raise the broker's error for ``code``: retriable ones as they are (the retry loop tries again,
         after a new coordinator lookup for NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE); others after
@@ -452,12 +461,7 @@ class TransactionManager(ProducerState):
             conn = self.coordinator_connection(cluster, d)
             version = min(conn.version_for(AddPartitionsToTxnRequest), TRANSACTION_V1[AddPartitionsToTxnRequest])
             topics = [AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
-            req = AddPartitionsToTxnRequest(
-                v3_and_below_transactional_id=self.transactional_id,
-                v3_and_below_producer_id=self.producer_id,
-                v3_and_below_producer_epoch=self.producer_epoch,
-                v3_and_below_topics=topics,
-            )
+            req = AddPartitionsToTxnRequest(**self.identity("v3_and_below_"), v3_and_below_topics=topics)
             resp = conn.request(req, version, deadline=d)
             codes = [
                 r.partition_error_code
@@ -496,12 +500,7 @@ class TransactionManager(ProducerState):
                 conn = self.coordinator_connection(cluster, d)
                 v2 = self._end_with_v2(cluster, conn)
                 version = request_version(conn, EndTxnRequest, v2)
-                req = EndTxnRequest(
-                    transactional_id=self.transactional_id,
-                    producer_id=self.producer_id,
-                    producer_epoch=self.producer_epoch,
-                    committed=commit,
-                )
+                req = EndTxnRequest(**self.identity(), committed=commit)
                 resp = conn.request(req, version, deadline=d)
                 self.check_error(resp.error_code, "EndTxn (commit)" if commit else "EndTxn (abort)")
                 if version >= TRANSACTION_V2[EndTxnRequest] and resp.producer_id >= 0:

@@ -43,12 +43,7 @@ def send_offsets_to_transaction(
 
         def add(d: Deadline) -> None:
             conn = txn.coordinator_connection(cluster, d)
-            req = AddOffsetsToTxnRequest(
-                transactional_id=txn.transactional_id,
-                producer_id=txn.producer_id,
-                producer_epoch=txn.producer_epoch,
-                group_id=group.group_id,
-            )
+            req = AddOffsetsToTxnRequest(**txn.identity(), group_id=group.group_id)
             resp = conn.request(req, conn.version_for(AddOffsetsToTxnRequest), deadline=d)
             txn.check_error(resp.error_code, f"AddOffsetsToTxn of group {group.group_id!r}")
 
@@ -81,10 +76,8 @@ def _commit_offsets_once(
     conn = cluster.coordinator(group.group_id, d)
     version = request_version(conn, TxnOffsetCommitRequest, v2)
     req = TxnOffsetCommitRequest(
-        transactional_id=txn.transactional_id,
+        **txn.identity(),
         group_id=group.group_id,
-        producer_id=txn.producer_id,
-        producer_epoch=txn.producer_epoch,
         topics=[
             TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
             for t, ps in by_topic.items()
