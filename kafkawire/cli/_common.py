@@ -32,15 +32,29 @@ class CliError(Exception):
 
 
 def add_action(
-    sub: Any, name: str, *, help: str, json_help: str | None = None, **kwargs: Any
+    sub: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], int] | None = None,
+    *,
+    help: str,
+    json_help: str | None = None,
+    **kwargs: Any,
 ) -> argparse.ArgumentParser:
     """One action of a command (``kafkawire topics list``): its parser, with the connection options every
-    action takes, and ``--json`` when ``json_help`` says what it prints instead of a table."""
+    action takes, ``--json`` when ``json_help`` says what it prints instead of a table, and ``run``, the
+    function that :func:`run_action` calls when the action is chosen."""
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help, **kwargs)
+    if run is not None:
+        parser.set_defaults(action_run=run)
     add_connection_args(parser)
     if json_help is not None:
         parser.add_argument("--json", action="store_true", help=json_help)
     return parser
+
+
+def run_action(args: argparse.Namespace) -> int:
+    """Run the action chosen on the command line (the ``run`` given to :func:`add_action`)."""
+    return int(args.action_run(args))
 
 
 def add_connection_args(parser: argparse.ArgumentParser) -> None:

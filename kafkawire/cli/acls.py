@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import CliError, add_action, make_client, print_rows
+from ._common import CliError, add_action, make_client, print_rows, run_action
 
 __all__ = ["add_arguments", "run"]
 
@@ -31,12 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire acls``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = add_action(sub, "list", help="the ACLs matching a resource and principal (default: every ACL)")
+    ls = add_action(sub, "list", _list, help="the ACLs matching a resource and principal (default: every ACL)")
     _resource_args(ls, pattern_default="any")
     ls.add_argument("--principal", metavar="TYPE:NAME", help="only this principal (e.g. User:alice)")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    create = add_action(sub, "create", help="allow or deny principals operations on a resource")
+    create = add_action(sub, "create", _create, help="allow or deny principals operations on a resource")
     _resource_args(create, pattern_default="literal")
     create.add_argument("--allow-principal", action="append", default=[], metavar="TYPE:NAME")
     create.add_argument("--deny-principal", action="append", default=[], metavar="TYPE:NAME")
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     create.add_argument("--host", default="*", help="the client host the ACL applies to (default *)")
 
-    delete = add_action(sub, "delete", help="delete the ACLs matching a resource, principal and operation")
+    delete = add_action(sub, "delete", _delete, help="delete the ACLs matching a resource, principal and operation")
     _resource_args(delete, pattern_default="any")
     delete.add_argument("--principal", metavar="TYPE:NAME", help="only this principal")
     delete.add_argument("--operation", metavar="OP", default="ANY", help="only this operation")
@@ -53,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    return {"list": _list, "create": _create, "delete": _delete}[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _resource(args: argparse.Namespace) -> tuple[str, str | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import CliError, add_action, make_admin, print_rows
+from ._common import CliError, add_action, make_admin, print_rows, run_action
 
 __all__ = ["add_arguments", "run"]
 
@@ -23,54 +23,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire cluster``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    parts = add_action(sub, "partitions", help="leaders, replicas, ISR and eligible leader replicas (KIP-966)")
+    parts = add_action(
+        sub, "partitions", _partitions,
+        help="leaders, replicas, ISR and eligible leader replicas (KIP-966)",
+    )
     parts.add_argument("topics", nargs="+", metavar="TOPIC")
     parts.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    elect = add_action(sub, "elect-leaders", help="preferred or unclean leader election")
+    elect = add_action(sub, "elect-leaders", _elect, help="preferred or unclean leader election")
     elect.add_argument("--election-type", choices=["preferred", "unclean"], default="preferred")
     which = elect.add_mutually_exclusive_group(required=True)
     which.add_argument("--partition", action="append", type=_partition_list, metavar="TOPIC:P", help="(repeatable)")
     which.add_argument("--all-topic-partitions", action="store_true", help="every partition that needs one")
 
     add_action(
-        sub, "reassignments", help="the ongoing replica reassignments", json_help="print JSON instead of a table"
+        sub, "reassignments", _reassignments,
+        help="the ongoing replica reassignments", json_help="print JSON instead of a table",
     )
 
-    move = add_action(sub, "reassign", help="move a partition's replicas, or cancel its reassignment")
+    move = add_action(sub, "reassign", _reassign, help="move a partition's replicas, or cancel its reassignment")
     move.add_argument("partition", type=_partition_list, metavar="TOPIC:P")
     target = move.add_mutually_exclusive_group(required=True)
     target.add_argument("--replicas", metavar="ID,ID,...", help="the new replicas, preferred leader first")
     target.add_argument("--cancel", action="store_true", help="cancel the ongoing reassignment")
 
-    dirs = add_action(sub, "log-dirs", help="each broker's log directories and the replicas in them")
+    dirs = add_action(sub, "log-dirs", _log_dirs, help="each broker's log directories and the replicas in them")
     dirs.add_argument("--broker", action="append", type=int, metavar="ID", help="only this broker (repeatable)")
     dirs.add_argument("--topic", action="append", metavar="TOPIC", help="only replicas of this topic (repeatable)")
     dirs.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     add_action(
-        sub, "features", help="finalized feature levels and the ranges the brokers support",
+        sub, "features", _features, help="finalized feature levels and the ranges the brokers support",
         json_help="print JSON instead of a table",
     )
 
-    upd = add_action(sub, "update-features", help="change finalized feature levels (KIP-584)")
+    upd = add_action(sub, "update-features", _update_features, help="change finalized feature levels (KIP-584)")
     upd.add_argument("--feature", action="append", required=True, metavar="NAME=LEVEL", help="(repeatable)")
     upd.add_argument("--upgrade-type", choices=["upgrade", "safe_downgrade", "unsafe_downgrade"], default="upgrade")
     upd.add_argument("--validate-only", action="store_true", help="let the controller check, change nothing")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    actions = {
-        "partitions": _partitions,
-        "elect-leaders": _elect,
-        "reassignments": _reassignments,
-        "reassign": _reassign,
-        "log-dirs": _log_dirs,
-        "features": _features,
-        "update-features": _update_features,
-    }
-    return actions[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _ids(v: tuple[int, ...] | None) -> str:

@@ -19,6 +19,7 @@ from ._common import (
     print_reset_plan,
     print_table,
     reset_target,
+    run_action,
 )
 
 __all__ = ["add_arguments", "run"]
@@ -28,27 +29,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire groups``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = add_action(sub, "list", help="list groups with their state and type")
+    ls = add_action(sub, "list", _list, help="list groups with their state and type")
     ls.add_argument("--state", action="append", metavar="STATE", help="only groups in this state (repeatable)")
     ls.add_argument("--type", action="append", metavar="TYPE", help="only groups of this type: classic, consumer, ...")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    describe = add_action(sub, "describe", help="state, members and committed offsets with lag")
+    describe = add_action(sub, "describe", _describe, help="state, members and committed offsets with lag")
     describe.add_argument("groups", nargs="+", metavar="GROUP")
     describe.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
-    delete = add_action(sub, "delete", help="delete groups that have no active member, with their offsets")
+    delete = add_action(sub, "delete", _delete, help="delete groups that have no active member, with their offsets")
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     delete.add_argument("--if-exists", action="store_true", help="no error when a group does not exist")
 
-    forget = add_action(sub, "delete-offsets", help="delete a group's committed offsets of a topic (KIP-496)")
+    forget = add_action(
+        sub, "delete-offsets", _delete_offsets,
+        help="delete a group's committed offsets of a topic (KIP-496)",
+    )
     forget.add_argument("group", metavar="GROUP")
     forget.add_argument(
         "--topic", action="append", required=True, metavar="TOPIC[:P,P...]", help="a topic or some partitions"
     )
 
     reset = add_action(
-        sub, "reset-offsets", help="set an inactive group's offsets (a dry run that prints the plan unless --execute)"
+        sub, "reset-offsets", _reset,
+        help="set an inactive group's offsets (a dry run that prints the plan unless --execute)",
     )
     reset.add_argument("group", metavar="GROUP")
     which = reset.add_mutually_exclusive_group(required=True)
@@ -63,15 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    actions = {
-        "list": _list,
-        "describe": _describe,
-        "delete": _delete,
-        "delete-offsets": _delete_offsets,
-        "reset-offsets": _reset,
-    }
-    return actions[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import CliError, add_action, make_admin, parse_pairs, print_rows
+from ._common import CliError, add_action, make_admin, parse_pairs, print_rows, run_action
 
 __all__ = ["add_arguments", "run"]
 
@@ -19,11 +19,11 @@ def _entity_args(p: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire quotas``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    describe = add_action(sub, "describe", help="the quotas of the entities matching (default: every quota)")
+    describe = add_action(sub, "describe", _describe, help="the quotas of the entities matching (default: every quota)")
     _entity_args(describe)
     describe.add_argument("--strict", action="store_true", help="only the entity exactly as given")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    alter = add_action(sub, "alter", help="set or remove quotas of one entity")
+    alter = add_action(sub, "alter", _alter, help="set or remove quotas of one entity")
     _entity_args(alter)
     alter.add_argument("--set", action="append", metavar="KEY=VALUE[,...]", help="e.g. producer_byte_rate=1048576")
     alter.add_argument("--delete", action="append", metavar="KEY", help="remove a quota (repeatable)")
@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    return {"describe": _describe, "alter": _alter}[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _entity(args: argparse.Namespace) -> dict[str, str | None]:

@@ -17,6 +17,7 @@ from ._common import (
     print_reset_plan,
     print_table,
     reset_target,
+    run_action,
 )
 
 __all__ = ["add_arguments", "run"]
@@ -26,19 +27,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire share-groups``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = add_action(sub, "list", help="list share groups with their state", json_help="print JSON instead of a table")
+    ls = add_action(
+        sub, "list", _list,
+        help="list share groups with their state", json_help="print JSON instead of a table",
+    )
     ls.add_argument("--state", action="append", metavar="STATE", help="only groups in this state (repeatable)")
 
-    describe = add_action(sub, "describe", help="state, members with their assignments, start offsets and lag",
-                          json_help="print JSON instead of tables")
+    describe = add_action(
+        sub, "describe", _describe,
+        help="state, members with their assignments, start offsets and lag",
+        json_help="print JSON instead of tables",
+    )
     describe.add_argument("groups", nargs="+", metavar="GROUP")
 
-    delete = add_action(sub, "delete", help="delete share groups with no members (or, with --topic, their offsets)")
+    delete = add_action(
+        sub, "delete", _delete,
+        help="delete share groups with no members (or, with --topic, their offsets)",
+    )
     delete.add_argument("groups", nargs="+", metavar="GROUP")
     delete.add_argument("--topic", action="append", metavar="TOPIC", help="delete only the group's state of TOPIC")
 
     reset = add_action(
-        sub, "reset-offsets", help="move an inactive share group's start offsets (a dry run unless --execute)"
+        sub, "reset-offsets", _reset,
+        help="move an inactive share group's start offsets (a dry run unless --execute)",
     )
     reset.add_argument("group", metavar="GROUP")
     reset.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="a topic (repeatable)")
@@ -48,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    return {"list": _list, "describe": _describe, "delete": _delete, "reset-offsets": _reset}[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _list(args: argparse.Namespace) -> int:

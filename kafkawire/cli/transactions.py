@@ -6,40 +6,48 @@ from __future__ import annotations
 import argparse
 import time
 
-from ._common import CliError, add_action, make_admin, print_rows
+from ._common import CliError, add_action, make_admin, print_rows, run_action
 
 __all__ = ["add_arguments", "run"]
+
+
+def _partition_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--partition", required=True, type=int)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire transactions``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    ls = add_action(sub, "list", help="the transactional ids the coordinators know, with state and producer id")
+    ls = add_action(sub, "list", _list, help="the transactional ids the coordinators know, with state and producer id")
     ls.add_argument("--state", action="append", metavar="STATE", help="only in this state, e.g. Ongoing (repeatable)")
     ls.add_argument("--producer-id", action="append", type=int, metavar="ID", help="only this producer (repeatable)")
     ls.add_argument("--duration-ms", type=int, metavar="MS", help="only transactions open longer than this")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    describe = add_action(sub, "describe", help="a transaction as its coordinator describes it")
+    describe = add_action(sub, "describe", _describe, help="a transaction as its coordinator describes it")
     describe.add_argument("--transactional-id", required=True, metavar="ID")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    producers = add_action(sub, "describe-producers", help="the active producers of a partition (its leader's view)")
-    producers.add_argument("--topic", required=True)
-    producers.add_argument("--partition", required=True, type=int)
+    producers = add_action(
+        sub, "describe-producers", _producers,
+        help="the active producers of a partition (its leader's view)",
+    )
+    _partition_args(producers)
     producers.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
-    abort = add_action(sub, "abort", help="abort the (hanging) transaction that starts at an offset of a partition")
-    abort.add_argument("--topic", required=True)
-    abort.add_argument("--partition", required=True, type=int)
+    abort = add_action(
+        sub, "abort", _abort,
+        help="abort the (hanging) transaction that starts at an offset of a partition",
+    )
+    _partition_args(abort)
     abort.add_argument("--start-offset", required=True, type=int, metavar="OFFSET")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    actions = {"list": _list, "describe": _describe, "describe-producers": _producers, "abort": _abort}
-    return actions[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _list(args: argparse.Namespace) -> int:

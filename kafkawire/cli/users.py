@@ -8,7 +8,7 @@ import argparse
 import getpass
 import sys
 
-from ._common import CliError, add_action, make_admin, print_rows
+from ._common import CliError, add_action, make_admin, print_rows, run_action
 
 __all__ = ["add_arguments", "run"]
 
@@ -18,24 +18,24 @@ _MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Subcommands of ``kafkawire users``."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    describe = add_action(sub, "describe", help="users with SCRAM credentials: mechanisms and iterations")
+    describe = add_action(sub, "describe", _describe, help="users with SCRAM credentials: mechanisms and iterations")
     describe.add_argument("users", nargs="*", metavar="USER", help="only these users (default: every one)")
     describe.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    upsert = add_action(sub, "set-scram", help="create or replace a user's SCRAM credential")
+    upsert = add_action(sub, "set-scram", _set, help="create or replace a user's SCRAM credential")
     upsert.add_argument("user", metavar="USER")
     upsert.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
     upsert.add_argument("--iterations", type=int, default=8192, help="PBKDF2 iterations (Kafka: 4096-16384)")
     upsert.add_argument(
         "--password-stdin", action="store_true", help="read the password from stdin (default: prompt for it)"
     )
-    delete = add_action(sub, "delete-scram", help="delete a user's SCRAM credential")
+    delete = add_action(sub, "delete-scram", _delete, help="delete a user's SCRAM credential")
     delete.add_argument("user", metavar="USER")
     delete.add_argument("--mechanism", choices=_MECHANISMS, default="SCRAM-SHA-256")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen action."""
-    return {"describe": _describe, "set-scram": _set, "delete-scram": _delete}[args.action](args)
+    """Run the chosen action."""
+    return run_action(args)
 
 
 def _describe(args: argparse.Namespace) -> int:
