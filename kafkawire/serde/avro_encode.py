@@ -265,6 +265,20 @@ def encode_default(s: Schema, default: Any) -> bytes:
     return bytes(out)
 
 
+def _default_block(
+    out: bytearray, items: list[tuple[Any, Any]], item_schema: Schema, depth: int, keyed: bool
+) -> None:
+    """An array's or (``keyed``) a map's default: one block of its items, a map's each after its key, then
+    the 0 count that ends it."""
+    if items:
+        write_long(out, len(items))
+        for key, value in items:
+            if keyed:
+                _write_bytes(out, str(key).encode("utf-8"))
+            _default(out, item_schema, value, depth + 1)
+    out.append(0)
+
+
 def _default(out: bytearray, s: Schema, d: Any, depth: int) -> None:
     if depth > 200:
         raise AvroSchemaError("default nested deeper than 200 levels")
@@ -313,21 +327,12 @@ def _default(out: bytearray, s: Schema, d: Any, depth: int) -> None:
     if t == "array":
         if not isinstance(d, list):
             raise TypeError("array default must be a list")
-        if d:
-            write_long(out, len(d))
-            for item in d:
-                _default(out, s.items, item, depth + 1)  # type: ignore[arg-type]
-        out.append(0)
+        _default_block(out, [(None, item) for item in d], s.items, depth, False)  # type: ignore[arg-type]
         return
     if t == "map":
         if not isinstance(d, Mapping):
             raise TypeError("map default must be an object")
-        if d:
-            write_long(out, len(d))
-            for k, v in d.items():
-                _write_bytes(out, str(k).encode("utf-8"))
-                _default(out, s.values, v, depth + 1)  # type: ignore[arg-type]
-        out.append(0)
+        _default_block(out, list(d.items()), s.values, depth, True)  # type: ignore[arg-type]
         return
     plain = Schema(t)  # a logical type's default is its underlying value (an int for a date)
     if t == "enum":

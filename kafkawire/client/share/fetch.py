@@ -15,7 +15,6 @@ from ...protocol.errors import (
     BrokerError,
     InvalidShareSessionEpochError,
     ShareSessionNotFoundError,
-    UnsupportedVersionError,
     broker_error,
 )
 from ...records import decode_records
@@ -25,6 +24,7 @@ from ..net.deadline import Deadline
 from .acknowledgements import AckBatch, Acknowledgements
 from .records import ShareRecordColumns, acquired_columns
 from .session import OPEN_EPOCH, ShareSession
+from .versions import share_version
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -85,13 +85,7 @@ class ShareFetcher:
         return out
 
     def _version(self, conn: Any, cls: Any) -> int:
-        try:
-            return int(conn.version_for(cls))
-        except UnsupportedVersionError as e:
-            raise KafkaClientError(
-                f"{conn.host}:{conn.port} does not speak {cls.__name__[:-7]} v1+ (KIP-932 share groups, "
-                f"Apache Kafka 4.1+): {e}"
-            ) from e
+        return share_version(conn, cls, KafkaClientError, "", "v1+ (KIP-932 share groups, Apache Kafka 4.1+)")
 
     def _acks_lost(self, node: int, acks: Acks, e: Exception) -> None:
         """Sending or awaiting ``node``'s acknowledgements failed with ``e``: raised unless retriable, else

@@ -18,10 +18,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import ShareGroupHeartbeatRequest
-from ...protocol.errors import FencedMemberEpochError, UnknownMemberIdError, UnsupportedVersionError, broker_error
+from ...protocol.errors import FencedMemberEpochError, UnknownMemberIdError, broker_error
 from ..cluster.retry import is_retriable
 from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
+from .versions import share_version
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -129,13 +130,9 @@ class ShareGroupMember:
         self.client.forget_coordinator(self.group_id)
 
     def _version(self, conn: Any) -> int:
-        try:
-            return int(conn.version_for(ShareGroupHeartbeatRequest))
-        except UnsupportedVersionError as e:
-            raise GroupProtocolUnsupportedError(
-                f"share group {self.group_id!r}: {conn.host}:{conn.port} does not speak ShareGroupHeartbeat v1 "
-                f"(KIP-932 share groups, Apache Kafka 4.1+, share.version feature enabled): {e}"
-            ) from e
+        needs = "v1 (KIP-932 share groups, Apache Kafka 4.1+, share.version feature enabled)"
+        prefix = f"share group {self.group_id!r}: "
+        return share_version(conn, ShareGroupHeartbeatRequest, GroupProtocolUnsupportedError, prefix, needs)
 
     def _assigned(self, parts: list[Any], deadline: Deadline) -> bool:
         names = {tm.topic_id: n for n, tm in self.client.cluster.topics.items() if tm.topic_id is not None}
