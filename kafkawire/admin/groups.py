@@ -11,7 +11,7 @@ of the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..client.cluster.cluster import Cluster, coordinator_moved
@@ -203,25 +203,26 @@ def _describe_modern(conn: Any, names: list[str], d: Deadline) -> dict[str, Any]
     if version is None:
         return dict.fromkeys(names)
     resp = conn.request(ConsumerGroupDescribeRequest(group_ids=names), version, deadline=d)
-    out: dict[str, Any] = {}
-    for g in resp.groups:
-        err = broker_error(g.error_code, g.error_message, f"describe consumer group {g.group_id!r}")
-        if err is not None:
-            out[g.group_id] = err
-            continue
-        members = [
-            MemberDescription(
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                {tp.topic_name: sorted(tp.partitions) for tp in (m.assignment.topic_partitions or ())},
-            )
-            for m in g.members
-        ]
-        out[g.group_id] = GroupDescription(
+
+    def member(m: Any) -> MemberDescription:
+        assignment = {tp.topic_name: sorted(tp.partitions) for tp in (m.assignment.topic_partitions or ())}
+        return MemberDescription(m.member_id, m.instance_id, m.client_id, m.client_host, assignment)
+
+    def build(g: Any) -> GroupDescription:
+        members = [member(m) for m in g.members]
+        return GroupDescription(
             g.group_id, g.group_state, "consumer", g.assignor_name, members, conn.node_id, type="consumer"
         )
+
+    return described(resp.groups, "consumer group", build)
+
+
+def described(groups: Iterable[Any], what: str, build: Callable[[Any], Any]) -> dict[str, Any]:
+    """A describe answer's ``groups`` as ``{group id: build(group)}``, or the group's error where it has one."""
+    out: dict[str, Any] = {}
+    for g in groups:
+        err = broker_error(g.error_code, getattr(g, "error_message", None), f"describe {what} {g.group_id!r}")
+        out[g.group_id] = err if err is not None else build(g)
     return out
 
 

@@ -23,7 +23,7 @@ from ..protocol import (
     DescribeShareGroupOffsetsRequest,
     ShareGroupDescribeRequest,
 )
-from ..protocol.errors import broker_error, raise_broker_error
+from ..protocol.errors import raise_broker_error
 from . import groups as _groups
 from .types import GroupListing
 
@@ -93,31 +93,22 @@ def _describe(conn: Any, names: list[str], d: Deadline) -> dict[str, Any]:
     resp = conn.request(
         ShareGroupDescribeRequest(group_ids=names), conn.version_for(ShareGroupDescribeRequest), deadline=d
     )
-    out: dict[str, Any] = {}
-    for g in resp.groups:
-        err = broker_error(g.error_code, g.error_message, f"describe share group {g.group_id!r}")
-        if err is not None:
-            out[g.group_id] = err
-            continue
-        members = [
-            ShareMemberDescription(
-                m.member_id,
-                m.client_id,
-                m.client_host,
-                m.rack_id,
-                m.member_epoch,
-                list(m.subscribed_topic_names),
-                {
-                    tp.topic_name: sorted(tp.partitions)
-                    for tp in (m.assignment.topic_partitions if m.assignment else ())
-                },
-            )
-            for m in g.members
-        ]
-        out[g.group_id] = ShareGroupDescription(
+
+    def member(m: Any) -> ShareMemberDescription:
+        parts = m.assignment.topic_partitions if m.assignment else ()
+        assignment = {tp.topic_name: sorted(tp.partitions) for tp in parts}
+        subscribed = list(m.subscribed_topic_names)
+        return ShareMemberDescription(
+            m.member_id, m.client_id, m.client_host, m.rack_id, m.member_epoch, subscribed, assignment
+        )
+
+    def build(g: Any) -> ShareGroupDescription:
+        members = [member(m) for m in g.members]
+        return ShareGroupDescription(
             g.group_id, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name, members, conn.node_id
         )
-    return out
+
+    return _groups.described(resp.groups, "share group", build)
 
 
 def describe_share_groups(
