@@ -40,6 +40,7 @@ from ..consumer.offsets import commit_as_member
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
 from .assignors import COOPERATIVE
+from .leave import say_goodbye
 from .payloads import decode_assignment
 from .rebalance import join_protocols, leader_assignments
 
@@ -424,17 +425,16 @@ class GroupMember:
                 self.generation, self.needs_rejoin = -1, True
             return
         if member_id:
-            try:
-                with self.client.lock:
-                    conn = self._conn(deadline)
-                    version = conn.version_for(LeaveGroupRequest)
-                    req = _leave_request(version, self.group_id, member_id, self.group_instance_id)
-                    resp = conn.request(req, version, deadline=deadline)
-                err = broker_error(resp.error_code, None, f"leave group {self.group_id!r}")
-                if err is not None:
-                    log.info("group %s: coordinator answered LeaveGroup with %s", self.group_id, err)
-            except Exception as e:
-                log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
+
+            def leave_request(conn: Any) -> tuple[Any, int]:
+                version = conn.version_for(LeaveGroupRequest)
+                return _leave_request(version, self.group_id, member_id, self.group_instance_id), version
+
+            refresh, self._refresh_coordinator = self._refresh_coordinator, False
+            say_goodbye(
+                self.client, self.group_id, leave_request, deadline,
+                what=f"leave group {self.group_id!r}", log=log, refresh=refresh,
+            )
         with self.lock:
             self.member_id, self.generation, self.needs_rejoin = "", -1, True
 

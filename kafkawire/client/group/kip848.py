@@ -47,6 +47,7 @@ from ..cluster.retry import is_retriable
 from ..consumer.offsets import commit_as_member
 from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
+from .leave import say_goodbye
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -345,20 +346,12 @@ class ConsumerGroupMember:
                 return
             member_id = self.member_id
         epoch = STATIC_LEAVE_EPOCH if self.group_instance_id is not None and not static_too else LEAVE_EPOCH
-        try:
-            with self.client.lock:
-                conn = self.client.coordinator(self.group_id, deadline=deadline)
-                req = ConsumerGroupHeartbeatRequest(
-                    group_id=self.group_id,
-                    member_id=member_id,
-                    member_epoch=epoch,
-                    instance_id=self.group_instance_id,
-                )
-                resp = conn.request(req, self._version(conn), deadline=deadline)
-            err = broker_error(resp.error_code, resp.error_message, f"leave group {self.group_id!r}")
-            if err is not None:
-                log.info("group %s: coordinator answered the leave heartbeat with %s", self.group_id, err)
-        except Exception as e:
-            log.warning("group %s: leaving the group failed (the session will expire): %s", self.group_id, e)
+        leave = ConsumerGroupHeartbeatRequest(
+            group_id=self.group_id, member_id=member_id, member_epoch=epoch, instance_id=self.group_instance_id
+        )
+        say_goodbye(
+            self.client, self.group_id, lambda conn: (leave, self._version(conn)), deadline,
+            what=f"leave group {self.group_id!r}", log=log,
+        )
         with self.lock:
             self.epoch, self.owned, self.needs_rejoin = JOIN_EPOCH, set(), True

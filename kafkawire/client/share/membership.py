@@ -21,6 +21,7 @@ from ...protocol import ShareGroupHeartbeatRequest
 from ...protocol.errors import FencedMemberEpochError, UnknownMemberIdError, broker_error
 from ..cluster.retry import is_retriable
 from ..errors import GroupProtocolUnsupportedError
+from ..group.leave import say_goodbye
 from ..net.deadline import Deadline
 from .versions import share_version
 
@@ -164,16 +165,9 @@ class ShareGroupMember:
         if self.epoch <= 0:
             self.epoch, self.assignment = JOIN_EPOCH, []
             return
-        try:
-            with self.client.lock:
-                conn = self.client.coordinator(self.group_id, deadline=deadline)
-                req = ShareGroupHeartbeatRequest(
-                    group_id=self.group_id, member_id=self.member_id, member_epoch=LEAVE_EPOCH
-                )
-                resp = conn.request(req, self._version(conn), deadline=deadline)
-            err = broker_error(resp.error_code, resp.error_message, f"leave share group {self.group_id!r}")
-            if err is not None:
-                log.info("share group %s: coordinator answered the leave heartbeat with %s", self.group_id, err)
-        except Exception as e:
-            log.warning("share group %s: leaving failed (the session will expire): %s", self.group_id, e)
+        leave = ShareGroupHeartbeatRequest(group_id=self.group_id, member_id=self.member_id, member_epoch=LEAVE_EPOCH)
+        say_goodbye(
+            self.client, self.group_id, lambda conn: (leave, self._version(conn)), deadline,
+            what=f"leave share group {self.group_id!r}", log=log,
+        )
         self.epoch, self.assignment = JOIN_EPOCH, []
