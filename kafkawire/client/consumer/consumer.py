@@ -34,11 +34,10 @@ from typing import Any
 from ...columns import RecordColumns
 from ..client import EARLIEST, LATEST, Client, resolve_client
 from ..errors import KafkaClientError, WakeupError
-from ..group.assignors import STICKY_ASSIGNORS
 from ..group.classic import CommitFailedError, GroupMember, TopicPartition
 from ..group.heartbeat import MAX_POLL_INTERVAL_MS, HeartbeatThread
 from ..group.kip848 import ConsumerGroupMember, GroupProtocolUnsupportedError
-from ..group.payloads import ASSIGNORS
+from ..group.registry import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .commits import Commits
@@ -72,10 +71,10 @@ def _assignors(partition_assignment_strategy: str | Sequence[str]) -> list[str]:
     if isinstance(partition_assignment_strategy, str):
         partition_assignment_strategy = (partition_assignment_strategy,)
     strategies = list(dict.fromkeys(partition_assignment_strategy))
-    unknown = [s for s in strategies if s not in ASSIGNORS and s not in STICKY_ASSIGNORS]
+    unknown = [s for s in strategies if s not in ASSIGNORS]
     if unknown or not strategies:
         raise ValueError(
-            f"partition_assignment_strategy must name one or more of {sorted([*ASSIGNORS, *STICKY_ASSIGNORS])}, "
+            f"partition_assignment_strategy must name one or more of {sorted(ASSIGNORS)}, "
             f"not {list(partition_assignment_strategy)!r}"
         )
     return strategies

@@ -29,8 +29,6 @@ from .payloads import Subscription
 from .payloads import by_topic as topic_partitions
 
 __all__ = [
-    "COOPERATIVE",
-    "STICKY_ASSIGNORS",
     "cooperative_sticky_assign",
     "cooperative_user_data",
     "decode_sticky_user_data",
@@ -45,8 +43,6 @@ Plan = dict[str, dict[str, list[int]]]
 
 _I32 = struct.Struct(">i")
 
-#: Assignors that support the cooperative (incremental) rebalance protocol.
-COOPERATIVE = frozenset({"cooperative-sticky"})
 
 
 def cooperative_user_data(generation: int) -> bytes:
@@ -171,6 +167,3 @@ def withhold_transfers(plan: Plan, subscriptions: Mapping[str, Subscription]) ->
                 out[m][t] = keep
     return out, withheld
 
-
-#: Assignors that read whole subscriptions (owned partitions, generation, user data), by Java's names.
-STICKY_ASSIGNORS = {"sticky": sticky_assign, "cooperative-sticky": cooperative_sticky_assign}

@@ -39,10 +39,10 @@ from ..cluster.retry import is_retriable
 from ..consumer.offsets import commit_as_member
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
-from .assignors import COOPERATIVE
 from .leave import say_goodbye
 from .payloads import decode_assignment
 from .rebalance import join_protocols, leader_assignments
+from .registry import COOPERATIVE
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -61,7 +61,7 @@ _MEMBERSHIP_LOST = (UnknownMemberIdError, IllegalGenerationError, FencedInstance
 class GroupMember:
     """This process's membership of consumer group ``group_id`` (see the module docstring).
 
-    ``assignors`` are partition assignor names (:data:`~kafkawire.client.group.payloads.ASSIGNORS`), most preferred
+    ``assignors`` are partition assignor names (:data:`~kafkawire.client.group.registry.ASSIGNORS`), most preferred
     first. ``needs_rejoin`` is True until :meth:`join` succeeds, and again after the coordinator
     announces a rebalance or refuses this member.
     """

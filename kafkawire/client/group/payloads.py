@@ -12,7 +12,7 @@ the sticky ones, as Java writes); any version is read: later versions only appen
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,6 @@ __all__ = [
     "decode_assignment",
     "range_assign",
     "roundrobin_assign",
-    "ASSIGNORS",
 ]
 
 _SUBSCRIPTION = ConsumerProtocolSubscription
@@ -171,7 +170,4 @@ def roundrobin_assign(
 
 
 #: Partition assignors by the name a member announces in JoinGroup (the names Java uses).
-ASSIGNORS: dict[str, Callable[[Mapping[str, Iterable[str]], Mapping[str, int]], dict[str, dict[str, list[int]]]]] = {
-    "range": range_assign,
-    "roundrobin": roundrobin_assign,
-}
+

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ...protocol import JoinGroupRequest, SyncGroupRequest
 from ..errors import KafkaClientError
 from ..net.deadline import Deadline
-from .assignors import COOPERATIVE, STICKY_ASSIGNORS, cooperative_user_data, encode_sticky_user_data, withhold_transfers
-from .payloads import ASSIGNORS, decode_subscription_full, encode_assignment, encode_subscription
+from .assignors import withhold_transfers
+from .payloads import decode_subscription_full, encode_assignment
+from .registry import ASSIGNORS
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -29,26 +30,8 @@ def subscription_for(
 ) -> bytes:
     """The subscription bytes offered with ``assignor``: the Java client's for the same assignor, for a
     member subscribed to ``topics`` that holds ``owned`` (cooperative) or held it before giving it up
-    (eager) in ``generation`` (-1: none).
-
-    Sticky assignors get ConsumerProtocolSubscription v3 (owned partitions, generation) with their
-    user data (cooperative: the generation; eager sticky: StickyAssignorUserData v1); range and
-    round-robin keep v0, which carries all they need.
-    """
-    if assignor == "cooperative-sticky":
-        return encode_subscription(
-            topics,
-            cooperative_user_data(generation),
-            owned=sorted(owned) if generation >= 0 else [],
-            generation=generation,
-            version=3,
-        )
-    if assignor == "sticky":
-        # Eager: everything was given up before rejoining, so nothing is "owned" now; the previous
-        # assignment travels in the user data (Java's StickyAssignor reads it first).
-        user = encode_sticky_user_data(owned, generation) if owned else None
-        return encode_subscription(topics, user, owned=[], generation=generation, version=3)
-    return encode_subscription(topics)
+    (eager) in ``generation`` (-1: none). See :mod:`.registry`."""
+    return ASSIGNORS[assignor].subscription(topics, owned, generation)
 
 
 def join_protocols(
@@ -70,9 +53,8 @@ def leader_assignments(
     For a cooperative assignor the partitions that change owner are withheld this generation
     (KIP-429): their owner revokes them and rejoins, and the next rebalance hands them on.
     """
-    simple = ASSIGNORS.get(protocol)
-    sticky = STICKY_ASSIGNORS.get(protocol)
-    if simple is None and sticky is None:
+    assignor = ASSIGNORS.get(protocol)
+    if assignor is None:
         # The coordinator must choose among the protocols every member offered, ours included.
         raise KafkaClientError(f"group {group_id!r}: coordinator chose unknown protocol {protocol!r}")
     subscriptions = {m.member_id: decode_subscription_full(m.metadata) for m in members}
@@ -81,15 +63,11 @@ def leader_assignments(
     if topics:
         meta = client.metadata(topics, deadline=deadline)
         counts = {t: tm.num_partitions for t, tm in meta.topics.items() if tm.error is None}
-    if sticky is not None:
-        plan = sticky(subscriptions, counts)
-    else:
-        assert simple is not None
-        plan = simple({m: sub.topics for m, sub in subscriptions.items()}, counts)
+    plan = assignor.assign(subscriptions, counts)
     withheld = 0
-    if protocol in COOPERATIVE:
+    if assignor.cooperative:
         plan, withheld = withhold_transfers(plan, subscriptions)
-    version = 3 if sticky is not None else 0
+    version = assignor.assignment_version
     assignments = [
         SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=encode_assignment(parts, version=version))
         for m, parts in sorted(plan.items())
