@@ -340,13 +340,18 @@ def _write(opts: SinkOptions, batches: Iterator[Any], txn_prefix: str | None = N
     earlier one (aborting what it wrote, KIP-98); the transaction is handed to the driver, not committed.
     (Streaming exactlyOnce writes through :func:`kafkawire.spark.transactions.write_stream_task`.)"""
     from .transactions import produce_groups, produce_in_transaction
+    from .writing import ProduceThread
 
     with KafkaAccess(opts.kafka_params) as access:
         if txn_prefix is None:
-            sent = 0
-            for g in produce_groups(opts, batches):
-                sent += access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
-            return KafkaCommitMessage(sent)
+
+            def produce(g: Any) -> int:
+                return access.produce(g.topic, g.values, keys=g.keys, partition=g.partition, headers=g.headers)
+
+            with ProduceThread(produce) as thread:  # produces one group while the next is read (.writing)
+                for g in produce_groups(opts, batches):
+                    thread.submit(g)
+                return KafkaCommitMessage(thread.finish())
         from pyspark import TaskContext
 
         from ..client import Producer

@@ -49,6 +49,7 @@ from typing import Any
 from .arrow import ProduceGroup, batch_to_produce_groups
 from .kafka_access import KafkaAccess
 from .options import SinkOptions
+from .writing import ProduceThread
 
 __all__ = [
     "BATCH_ID_PROPERTY",
@@ -149,6 +150,7 @@ class _Counted:
 
 
 def produce_groups(opts: SinkOptions, batches: Iterator[Any]) -> Iterator[ProduceGroup]:
+    """A task's Arrow batches split by (topic, partition), for :class:`~kafkawire.spark.writing.ProduceThread`."""
     for batch in batches:
         for g in batch_to_produce_groups(batch, opts.topic):
             if opts.include_headers is False:
@@ -225,21 +227,26 @@ def produce_in_transaction(
     compression = opts.kafka_params.get("compression.type")
     compression = None if compression in (None, "", "none") else compression
     producer.begin_transaction()
-    sent = 0
     topics: set[str] = set()
+
+    def produce(g: ProduceGroup) -> int:
+        client.produce(
+            g.topic,
+            g.values,
+            keys=g.keys,
+            partition=g.partition,
+            headers=g.headers,
+            compression=compression,
+            producer_state=producer.transaction_manager,
+        )
+        return len(g.values)
+
     try:
-        for g in groups:
-            client.produce(
-                g.topic,
-                g.values,
-                keys=g.keys,
-                partition=g.partition,
-                headers=g.headers,
-                compression=compression,
-                producer_state=producer.transaction_manager,
-            )
-            sent += len(g.values)
-            topics.add(g.topic)
+        with ProduceThread(produce) as thread:  # produces one group while the next is read (.writing)
+            for g in groups:
+                thread.submit(g)
+                topics.add(g.topic)
+            sent = thread.finish()
         if not sent:
             # Nothing was added to the transaction: the coordinator knows no transaction to end (EndTxn would
             # be INVALID_TXN_STATE), so end it here and give the driver nothing to commit.

@@ -61,6 +61,19 @@ def test_vectorised_partitions_equal_scalar_ones():
     assert got.dtype == np.int32
 
 
+@pytest.mark.parametrize("length", [0, 1, 3, 4, 10, 16, 37])
+def test_vectorised_partitions_of_keys_of_one_length_equal_scalar_ones(length: int) -> None:
+    # Every key present and of one length: hashed in place as one block (no gather); also from a column
+    # whose offsets do not start at 0 (a slice of a larger one).
+    rng = random.Random(length)
+    keys = [bytes(rng.randrange(256) for _ in range(length)) for _ in range(500)]
+    whole = BinaryColumn.from_pylist([b"x" * 5, *keys])
+    sliced = BinaryColumn(whole.offsets[1:], whole.data)
+    for col in (BinaryColumn.from_pylist(keys), sliced):
+        for n in (1, 6, 64):
+            assert partitions_for_keys(col, n).tolist() == [partition_for_key(k, n) for k in keys]
+
+
 def test_known_key_partitions():
     # toPositive(murmur2(b"foobar")) % 7, computed from the Java vector above.
     assert partition_for_key(b"foobar", 7) == (-790332482 & 0x7FFFFFFF) % 7

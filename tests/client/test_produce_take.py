@@ -1,11 +1,12 @@
 """``take``: the rows of a binary column one produce batch carries (values and keys of a batch are cut
-from the caller's columns with it, once per batch)."""
+from the caller's columns with it, once per batch), with Arrow's kernel and with numpy's (no pyarrow)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from kafkawire.client.producer import produce
 from kafkawire.client.producer.produce import take
 from kafkawire.columns import BinaryColumn
 
@@ -23,8 +24,13 @@ def _column(rng: np.random.Generator, n: int) -> tuple[BinaryColumn, list[bytes 
     return BinaryColumn(offsets, data, valid), values
 
 
+@pytest.mark.parametrize("gather", ["arrow", "numpy"])
 @pytest.mark.parametrize("seed", range(20))
-def test_take_returns_exactly_the_rows_asked_for(seed: int) -> None:
+def test_take_returns_exactly_the_rows_asked_for(seed: int, gather: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if gather == "numpy":  # what runs without pyarrow
+        monkeypatch.setattr(produce, "_pyarrow", None)
+    else:
+        assert produce._arrow() is not None
     rng = np.random.default_rng(seed)
     col, values = _column(rng, int(rng.integers(1, 300)))
     n = len(values)

@@ -11,15 +11,15 @@ master starts a new one in its place).
 The first attempt of task ``FAILING_PARTITION`` fails in the writer itself after half its rows were produced
 and acknowledged: a ``mapInArrow`` gives the row at the half a partition the topic does not have (attempt 0
 only), so the writer's produce of that group raises ``UnknownTopicOrPartitionError`` after every earlier
-group was sent synchronously (acks=all). The ``mapInArrow`` appends a line to ``DIR/TOPIC.failed`` when it
+group was sent (in order, acks=all). The ``mapInArrow`` appends a line to ``DIR/TOPIC.failed`` when it
 injects; Spark retries the task (``spark.task.maxFailures``).
 
 The first attempt of task ``VICTIM_PARTITION`` (a later wave) is where the test kills an executor: once its
 ``mapInArrow`` has passed on a bit more than half the task's rows it writes ``DIR/TOPIC.kill`` (its pid, and
 a value two Arrow batches back, which the writer has certainly been handed: the batches in between may still
 sit in buffers between the two Python workers) and then holds the task there until its executor dies. The
-test waits until that value is in the log (everything before it was produced too: the writer sends in order,
-synchronously), then SIGKILLs the executor JVM above that pid: a task killed half-way through its writes.
+test waits until that value is in the log (everything before it was produced too: the writer's produce thread
+sends in order), then SIGKILLs the executor JVM above that pid: a task killed half-way through its writes.
 
 Transactions get ``kafka.transaction.timeout.ms`` = 10 minutes: longer than the whole test, so nothing the
 test sees can come from the coordinator timing a transaction out; every open transaction of a failed or

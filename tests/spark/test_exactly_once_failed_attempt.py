@@ -32,8 +32,14 @@ def _offsets(client: Client, topic: str, isolation: str) -> dict[int, int]:
     return {p: lo.offset for p, lo in client.list_offsets(topic, isolation=isolation).items()}
 
 
-def _failing_batches(rows: int) -> Iterator[pa.RecordBatch]:
+def _failing_batches(bootstrap: str, topic: str, rows: int) -> Iterator[pa.RecordBatch]:
     yield pa.RecordBatch.from_arrays([pa.array([str(i).encode() for i in range(rows)], pa.binary())], ["value"])
+    # The writer produces on a thread of its own while it reads its input: fail once the records are in the log.
+    with Client(bootstrap) as c:
+        deadline = time.monotonic() + STABLE_WITHIN_S
+        while sum(_offsets(c, topic, "read_uncommitted").values()) < rows:
+            assert time.monotonic() < deadline, "the first batch never reached the log"
+            time.sleep(0.05)
     raise RuntimeError("the task failed upstream of the writer")
 
 
@@ -53,7 +59,7 @@ def test_a_failed_attempt_aborts_its_transaction(kafka_broker: Any, failure: str
     )
     writer = KafkaBatchWriter(opts, exactly_once=True)
     if failure == "upstream":
-        batches = _failing_batches(500)
+        batches = _failing_batches(bootstrap, topic, 500)
         expected: type[BaseException] = RuntimeError
     else:  # the writer's own produce fails after the first batch was written: a partition the topic lacks
         good = pa.RecordBatch.from_arrays(
