@@ -42,7 +42,9 @@ contenders, each with its own defaults (acks=all, idempotent, no compression on 
 
 Rounds alternate as for reads; each writes a fresh topic, which is then checked to hold exactly N records
 (the sum of its end offsets; for ``exactlyOnce`` the records a read_committed fetch returns, since the end
-offsets also count the commit markers) and deleted. Results go to ``benchmarks/.results/bench_spark_write.json``.
+offsets also count the commit markers); the topics are deleted after the last round (Kafka removes their
+files a minute after a deletion, which would land in a later contender's round). Results go to
+``benchmarks/.results/bench_spark_write.json``.
 ``KW_BENCH_ONLY`` works as for reads (``KW_BENCH_ONLY="kafkawire exactlyOnce"``).
 
 This file holds no pytest tests (pytest collects nothing from it).
@@ -436,22 +438,29 @@ def write_bench(broker: Any) -> None:
         }
     )
     results: dict[str, dict[str, list[float]]] = {n: {"wall": [], "cpu": [], "broker_cpu": []} for n in contenders}
+    written: list[str] = []
+    names = list(contenders)
     for rnd in range(0 if WARMUP else 1, ROUNDS + 1):
-        for i, (name, (fmt, options)) in enumerate(contenders.items()):
+        # The order rotates from round to round, as for reads, so no contender always follows another.
+        for i, name in enumerate(names[rnd % len(names):] + names[: rnd % len(names)]):
+            fmt, options = contenders[name]
             topic = f"bench-spark-write-{rnd}-{i}"
             with Client(broker.bootstrap) as client:
                 client.create_topics([topic], num_partitions=PARTITIONS)
             _, wall, cpu, broker_cpu = _timed(broker, _write, df, fmt, {**options, "topic": topic})
             got = _records_in(broker.bootstrap, topic, "exactlyOnce" in options)
             assert got == RECORDS, f"{name} round {rnd}: {got} records in {topic}, expected {RECORDS}"
-            with Client(broker.bootstrap) as client:
-                client.delete_topics([topic])
+            # Deleted at the end, not here: Kafka removes a deleted topic's files in the background a
+            # minute later (file.delete.delay.ms), which would land in whichever contender runs then.
+            written.append(topic)
             if rnd:  # round 0 warms up workers, producers and JIT
                 results[name]["wall"].append(wall)
                 results[name]["cpu"].append(cpu)
                 results[name]["broker_cpu"].append(broker_cpu)
             print(f"round {rnd} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s (broker {broker_cpu:.2f} s)", flush=True)
     spark.stop()
+    with Client(broker.bootstrap) as client:
+        client.delete_topics(written)
     _report(results, "writes", "bench_spark_write.json")
 
 
