@@ -17,7 +17,7 @@ from typing import Any
 
 import fastavro
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 from kafkawire.columns import BinaryColumn
@@ -58,7 +58,12 @@ def _framed(schema: Any, data: list[Any], sid: int = 7) -> list[bytes]:
 def _fastavro_read(writer: Any, reader: Any, framed: list[bytes]) -> list[Any]:
     w = fastavro.parse_schema(copy.deepcopy(writer))
     r = fastavro.parse_schema(copy.deepcopy(reader)) if reader is not None else None
-    return [fastavro.schemaless_reader(io.BytesIO(v[5:]), w, r) for v in framed]
+    try:
+        return [fastavro.schemaless_reader(io.BytesIO(v[5:]), w, r) for v in framed]
+    except UnicodeDecodeError:
+        # The oracle cannot read back what it wrote: given non-UTF-8 bytes for a union of string and
+        # bytes, fastavro's writer picks the string branch. No expected value exists for such an example.
+        reject()
 
 
 def _record(s: Any) -> Any:
