@@ -63,7 +63,7 @@ def take(col: BinaryColumn, idx: np.ndarray) -> BinaryColumn:
         return BinaryColumn(new_offsets, np.asarray(col.data)[lo:hi], valid)
     pa = _arrow()
     if pa is not None:
-        return _arrow_take(pa, col, offsets, idx, valid)
+        return _arrow_take(pa, col, idx, valid)
     starts = offsets[idx].astype(np.int64)
     lengths = offsets[idx + 1].astype(np.int64) - starts
     new_offsets = np.zeros(len(idx) + 1, dtype=np.int64)
@@ -93,18 +93,14 @@ def _arrow() -> Any:
     return _pyarrow
 
 
-def _arrow_take(pa: Any, col: BinaryColumn, offsets: np.ndarray, idx: np.ndarray, valid: Any) -> BinaryColumn:
-    """:func:`take` with Arrow's ``take`` kernel (one copy per row) on the column wrapped, not copied, as an
-    Arrow binary array. numpy's gather goes through an int64 index per byte: 1M rows of 110 B cut into 4
-    partitions took 2.0 s of CPU with it and 0.04 s with Arrow's (benchmarks/README.md, "Spark writes")."""
-    large = offsets.dtype != np.int32
-    buffers = [
-        None,
-        pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64 if large else np.int32)),
-        pa.py_buffer(np.ascontiguousarray(col.data).view(np.uint8)),
-    ]
-    array = pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), len(offsets) - 1, buffers)
-    out = BinaryColumn.from_arrow(array.take(pa.array(idx)))  # nulls travel in ``valid``, not in Arrow
+def _arrow_take(pa: Any, col: BinaryColumn, idx: np.ndarray, valid: Any) -> BinaryColumn:
+    """:func:`take` with Arrow's ``take`` kernel (one copy per row) on the column as Arrow sees it
+    (:meth:`BinaryColumn.to_arrow`, no copy). numpy's gather goes through an int64 index per byte: 1M rows
+    of 110 B cut into 4 partitions took 2.0 s of CPU with it and 0.04 s with Arrow's (benchmarks/README.md,
+    "Spark writes")."""
+    # Nulls travel in ``valid``: the column is wrapped without them, so no validity bitmap is built.
+    taken = BinaryColumn(col.offsets, col.data).to_arrow().take(pa.array(idx))
+    out = BinaryColumn.from_arrow(taken)
     return BinaryColumn(out.offsets, out.data, valid)
 
 
