@@ -249,18 +249,19 @@ def _query(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[tuple[int, 
     return sorted((r["partition"], r["n"], r["bytes"]) for r in out)
 
 
-def _session() -> Any:
+def _session(app_name: str = "kafkawire-bench", *, avro: bool = False) -> Any:
+    """The benchmarks' warm ``local[2]`` session with Spark's Kafka jars (and spark-avro with ``avro``)."""
     from kafkawire.spark import session
     from kafkawire.spark.kafka_jar import spark_jars_config
 
     spark = session(
         "local[2]",
-        app_name="kafkawire-bench",
+        app_name=app_name,
         config={
             "spark.sql.shuffle.partitions": "2",
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.memory": os.environ.get("KW_BENCH_DRIVER_MEMORY", "1g"),
-            **spark_jars_config(),
+            **spark_jars_config(avro=avro),
         },
     )
     spark.sparkContext.setLogLevel("ERROR")

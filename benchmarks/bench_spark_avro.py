@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench_avro import SCHEMA  # noqa: E402  (the same 10-field record as the decode benchmark)
-from bench_spark import _tree_cpu_seconds, _wait_until_idle  # noqa: E402
+from bench_spark import _session, _tree_cpu_seconds, _wait_until_idle  # noqa: E402
 
 
 def _block(sid: int) -> list[bytes]:
@@ -108,8 +108,7 @@ def _query(spark: Any, contender: str, bootstrap: str, topic: str, registry: str
 
 def main() -> None:
     from kafkawire.serde import SchemaRegistry
-    from kafkawire.spark import session
-    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION, spark_jars_config
+    from kafkawire.spark.kafka_jar import SPARK_KAFKA_VERSION
     from kafkawire.testing import start_broker, start_schema_registry
 
     topic = "bench-spark-avro"
@@ -119,17 +118,7 @@ def main() -> None:
         _produce(broker.bootstrap, topic, _block(sid))
         print(f"produced {RECORDS:,} Avro values in {time.monotonic() - t0:.1f} s", flush=True)
         print(f"broker idle after {_wait_until_idle(broker.pid):.0f} s more", flush=True)
-        spark = session(
-            "local[2]",
-            app_name="kafkawire-bench-avro",
-            config={
-                "spark.sql.shuffle.partitions": "2",
-                "spark.ui.showConsoleProgress": "false",
-                "spark.driver.memory": os.environ.get("KW_BENCH_DRIVER_MEMORY", "1g"),
-                **spark_jars_config(avro=True),
-            },
-        )
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = _session("kafkawire-bench-avro", avro=True)
         contenders = ["kafkawire", "spark kafka + from_avro"]
         results: dict[str, dict[str, list[float]]] = {c: {"wall": [], "cpu": []} for c in contenders}
         answers: dict[str, list[tuple[Any, ...]]] = {}
