@@ -149,8 +149,12 @@ class Cluster:
         what: str,
         topics: Iterable[str] | None = (),
         before_retry: Callable[[Deadline, BaseException], None] | None = None,
+        backoff: Callable[[int, BaseException], float | None] | None = None,
     ) -> T:
         """Run ``attempt(deadline)`` until it returns, retrying what is retriable until ``deadline``.
+
+        ``backoff(attempt, error)`` may give the wait in seconds before the next attempt for an error that
+        calls for its own (None: the policy's backoff).
 
         Errors that are not retriable are raised at once. Before each retry the metadata of ``topics``
         is refreshed (the leader or coordinator may have moved; ``topics=None``: all topics), or
@@ -174,7 +178,8 @@ class Cluster:
                     last = e
             if self.retry_policy.out_of_attempts(n):
                 raise last
-            delay = self.retry_policy.backoff(n)
+            special = None if backoff is None else backoff(n, last)
+            delay = self.retry_policy.backoff(n) if special is None else special
             if deadline.remaining() <= 0:
                 raise self.timeout_error(what, deadline, last) from last
             retry_log.info("%s: attempt %d failed (%s); retrying in %.0f ms", what, n, last, delay * 1000)

@@ -75,7 +75,7 @@ from ...protocol.errors import (
 )
 from ...protocol.versions import TRANSACTION_V1, TRANSACTION_V2
 from ..cluster.cluster import TRANSACTION, Cluster, coordinator_moved
-from ..errors import KafkaTimeoutError, TransactionError
+from ..errors import TransactionError
 from ..net.connection import BrokerConnection
 from ..net.deadline import Deadline
 from .produce import ProducerState
@@ -365,32 +365,20 @@ class TransactionManager(ProducerState):
     def call(self, cluster: Cluster, deadline: Deadline, attempt: Any, what: str) -> Any:
         """``cluster.call`` for a request of this transaction: CONCURRENT_TRANSACTIONS retried quickly, the
         transaction coordinator forgotten when it moved."""
-        def quick(d: Deadline) -> Any:
-            # CONCURRENT_TRANSACTIONS right after a commit only means the coordinator is still writing the
-            # previous transaction's markers (milliseconds): retry after 20 ms, as the Java client does for
-            # AddPartitionsToTxn, instead of the general backoff that starts at 100 ms (KAFKA-5477).
-            busy: ConcurrentTransactionsError | None = None
-            while True:
-                try:
-                    return attempt(d)
-                except ConcurrentTransactionsError as e:
-                    if d.remaining() <= 0.02:
-                        raise
-                    busy = e
-                    d.sleep(0.02)
-                except KafkaTimeoutError as e:
-                    # The wait overshot the deadline (a loaded machine) and the next attempt was not even sent:
-                    # the coordinator's answer is the cause to report, as Cluster.call keeps it for its own waits.
-                    if busy is not None and e.no_time_left:
-                        raise busy from e
-                    raise
-
         def before_retry(d: Deadline, e: BaseException) -> None:
             if coordinator_moved(e):
                 assert self.transactional_id is not None
                 cluster.forget_coordinator(self.transactional_id, TRANSACTION)
 
-        return cluster.call(deadline, quick, what=f"{what} of {self.transactional_id!r}", before_retry=before_retry)
+        def backoff(n: int, e: BaseException) -> float | None:
+            # CONCURRENT_TRANSACTIONS right after a commit only means the coordinator is still writing the
+            # previous transaction's markers (milliseconds): retry after 20 ms, as the Java client does for
+            # AddPartitionsToTxn, instead of the general backoff that starts at 100 ms (KAFKA-5477).
+            return 0.02 if isinstance(e, ConcurrentTransactionsError) else None
+
+        return cluster.call(
+            deadline, attempt, what=f"{what} of {self.transactional_id!r}", before_retry=before_retry, backoff=backoff
+        )
 
     def _end_with_v2(self, cluster: Cluster, conn: BrokerConnection) -> bool:
         """Whether EndTxn speaks transaction version 2: the protocol the transaction was written with
