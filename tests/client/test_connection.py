@@ -246,3 +246,97 @@ def test_an_expired_deadline_does_not_even_connect():
             c.connect(deadline=Deadline(0))
         assert info.value.no_time_left
         assert server.connections == []
+
+
+# ------------------------------------------------------------------- reading ahead, size the request allows
+
+
+def _answer_after(delay_s: float, payload: bytes):
+    def serve(conn: socket.socket) -> None:
+        req = read_request(conn)
+        time.sleep(delay_s)
+        conn.sendall(frame(req[2], payload))
+        read_exact(conn, 1)
+
+    return serve
+
+
+def test_read_ahead_reads_the_answer_on_another_thread_for_receive():
+    payload = bytes(range(256)) * 20_000
+    with FakeServer(_answer_after(0.2, payload)) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        reader = threading.Thread(target=c.read_ahead, args=(cid, Deadline.from_ms(10_000)))
+        reader.start()
+        reader.join(10)
+        assert not reader.is_alive()
+        assert c.in_flight == 0  # read off the socket by the other thread, kept for receive
+        assert bytes(c.receive(cid)[4:]) == payload
+
+
+def test_read_ahead_ends_when_the_caller_reads_the_answer_first():
+    with FakeServer(_answer_after(0.3, b"late")) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        assert bytes(c.receive(cid)[4:]) == b"late"
+        reader = threading.Thread(target=c.read_ahead, args=(cid, Deadline.from_ms(30_000)))
+        t0 = time.monotonic()
+        reader.start()
+        reader.join(10)
+        assert not reader.is_alive() and time.monotonic() - t0 < 5
+
+
+def test_read_ahead_stops_at_its_deadline_and_leaves_the_request_in_flight():
+    with FakeServer(_silent) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        t0 = time.monotonic()
+        c.read_ahead(cid, Deadline.from_ms(200))
+        assert 0.15 < time.monotonic() - t0 < 5
+        assert c.connected and c.in_flight == 1  # nothing was read: the caller's receive still owns it
+
+
+def test_a_failure_while_reading_ahead_is_raised_by_receive():
+    def half(conn: socket.socket) -> None:
+        req = read_request(conn)
+        conn.sendall(struct.pack(">ii", 1000, req[2]) + b"only part")
+        conn.close()
+
+    with FakeServer(half) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        c.read_ahead(cid, Deadline.from_ms(10_000))
+        assert not c.connected
+        with pytest.raises(KafkaConnectionError, match="mid-response"):
+            c.receive(cid)
+
+
+def test_an_answer_within_the_size_its_request_allows_is_read_whole():
+    payload = bytes(range(256)) * 40_000
+    with FakeServer(_answer_after(0, payload)) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid, expect_bytes=len(payload) + 100)
+        assert bytes(c.receive(cid)[4:]) == payload
+
+
+def test_a_forged_size_above_what_the_request_allows_still_grows_with_the_bytes():
+    import tracemalloc
+
+    announced = 48 << 20
+
+    def forged(conn: socket.socket) -> None:
+        req = read_request(conn)
+        conn.sendall(struct.pack(">ii", announced, req[2]) + b"x" * 100)
+        conn.close()
+
+    with FakeServer(forged) as server, connect(server, max_response_bytes=64 << 20) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid, expect_bytes=8 << 20)  # allowed 8 MiB, announced 48
+        tracemalloc.start()
+        try:
+            with pytest.raises(KafkaConnectionError):
+                c.receive(cid)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 8 << 20, peak

@@ -6,6 +6,8 @@ batch headers is the decoder's."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -102,6 +104,33 @@ def test_every_record_once_in_order(kafka_broker: Broker, topic: str) -> None:
         ahead = consumer._prefetch  # noqa: SLF001 - the test checks prefetch was really used
         assert ahead is not None and ahead.used >= 10, vars(ahead)
     assert {p: seen[p] for p in sorted(seen)} == {p: list(range(PER_PARTITION)) for p in range(PARTITIONS)}
+    _no_prefetch_thread_left()
+
+
+@pytest.mark.broker
+def test_answers_ahead_are_read_on_a_thread_while_the_caller_works(kafka_broker: Broker, topic: str) -> None:
+    with _consumer(kafka_broker.bootstrap) as consumer:
+        consumer.assign([(topic, p) for p in range(PARTITIONS)])
+        for p in range(PARTITIONS):
+            consumer.seek((topic, p), 0)
+        seen: dict[int, list[int]] = {}
+        for _ in range(200):
+            if sum(len(v) for v in seen.values()) >= PARTITIONS * PER_PARTITION:
+                break
+            _read_until(consumer, sum(len(v) for v in seen.values()) + 1, seen)  # one poll's answer
+            time.sleep(0.03)  # the caller's own work: the answer ahead arrives meanwhile
+        ahead = consumer._prefetch  # noqa: SLF001 - the test checks the thread really read answers
+        assert ahead is not None and ahead.read_by_thread >= 1, (ahead.used, ahead.read_by_thread)
+    assert {p: seen[p] for p in sorted(seen)} == {p: list(range(PER_PARTITION)) for p in range(PARTITIONS)}
+    _no_prefetch_thread_left()
+
+
+def _no_prefetch_thread_left() -> None:
+    """The reading thread ends with its reader (closing waits for it up to a second; allow a loaded machine)."""
+    until = time.monotonic() + 10
+    while any(t.name == "kafkawire-prefetch" for t in threading.enumerate()) and time.monotonic() < until:
+        time.sleep(0.05)
+    assert not [t for t in threading.enumerate() if t.name == "kafkawire-prefetch"]
 
 
 @pytest.mark.broker
@@ -170,3 +199,4 @@ def test_range_reader_same_records_with_and_without_prefetch(kafka_broker: Broke
         assert all(c.in_flight == 0 for c in client.cluster.conns.values())
         res = client.fetch_many({(topic, 0): 5}, max_bytes=1 << 10)
         assert int(res[(topic, 0)].records.offset[0]) <= 5
+    _no_prefetch_thread_left()

@@ -478,7 +478,9 @@ class Consumer:
             if self._upkeep is not None:
                 self._upkeep.close(0)
             if self._own_client:
-                self.client.close()
+                self.client.close()  # closes the connections: nothing ahead is left to drain
+                if self._prefetch is not None:
+                    self._prefetch.close(0)
             elif self._prefetch is not None:  # a shared client: read what is still ahead off its connections
                 self._prefetch.close(min(5_000.0, deadline.remaining_ms()))
 

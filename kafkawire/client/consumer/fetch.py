@@ -32,6 +32,9 @@ TP = tuple[str, int]
 
 log = logging.getLogger("kafkawire.client.fetch")
 
+#: Room for a Fetch answer's own fields (topics, partition headers, aborted transactions) past max_bytes.
+_FRAMING_BYTES = 1 << 16
+
 
 def fetch_many(
     cluster: Cluster,
@@ -202,7 +205,10 @@ class _FetchCall:
                 sreq = handler.build({tp: (int(at[tp]), limits.partition_max_bytes) for tp in tps}, version, use_ids)
             req = _fetch_request(cluster, tps, at, limits.level, wait_ms, limits.min_bytes, limits.max_bytes,
                                  limits.partition_max_bytes, sreq)  # fmt: skip
-            return conn.send(req, version, deadline=d), handler, sreq
+            # The answer is at most max_bytes plus its framing (KIP-74: or one batch past it, read as any
+            # answer): memory this fetch already agreed to, read into one buffer (connection.py).
+            pending = conn.send(req, version, deadline=d, expect_bytes=limits.max_bytes + _FRAMING_BYTES)
+            return pending, handler, sreq
         except Exception:
             if handler is not None:
                 handler.handle_error()

@@ -17,12 +17,20 @@ request queued behind it on the connection.
 
 Bound: at most one Fetch per broker is ahead, and its answer is at most ``max_bytes`` (the consumer's
 ``fetch.max.bytes``): the memory prefetching adds is one response per broker, ``fetch.max.bytes`` each.
+
+A thread of the prefetcher (:class:`_AheadReader`, started with the first Fetch sent ahead, ended after a
+second without one) reads each answer off its socket as it arrives (:meth:`BrokerConnection.read_ahead`), so
+that copying it out of the socket, half of a consume's time when the caller does little with the records,
+overlaps the decoding of the previous answer and the caller's own work instead of following them; the answer
+waits in the connection for the next ``fetch_many``, which decodes it.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import threading
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +86,55 @@ class Ahead:
     timeout_ms: float
 
 
+class _AheadReader:
+    """One thread reading the answers of Fetches sent ahead off their connections, in the order sent."""
+
+    #: Seconds the thread waits for another Fetch sent ahead before it ends (a new one starts with the next).
+    IDLE_S = 1.0
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: deque[Ahead] = deque()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        #: Answers this thread read off their sockets (the rest were collected by the reader first).
+        self.read = 0
+
+    def submit(self, ahead: Ahead) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._queue.append(ahead)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="kafkawire-prefetch", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._queue and not self._closed:
+                    self._cond.wait(self.IDLE_S)
+                if not self._queue or self._closed:
+                    self._thread = None
+                    return
+                ahead = self._queue.popleft()
+            # Returns as soon as the reader's own thread collected the answer, or the connection closed.
+            if ahead.pending.connection.read_ahead(ahead.pending.correlation_id, Deadline.from_ms(ahead.timeout_ms)):
+                self.read += 1
+
+    def close(self, timeout_s: float) -> None:
+        """Stop the thread (it ends within its current read: the answers were drained or their
+        connections closed) and wait for it at most ``timeout_s``."""
+        with self._cond:
+            self._closed = True
+            self._queue.clear()
+            thread = self._thread
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+
+
 class Prefetcher:
     """The Fetches one reader (a ``Consumer``, a range read) has sent ahead: at most one per broker.
 
@@ -87,11 +144,17 @@ class Prefetcher:
     def __init__(self) -> None:
         self._ahead: dict[int, Ahead] = {}
         self._lock: Any = None  # the client's cluster lock, from the first fetch
+        self._reader = _AheadReader()
         #: Fetches answered from ahead / sent ahead / drained unused (for tests and metrics).
         self.used = self.sent = self.drained = 0
 
     def __len__(self) -> int:
         return len(self._ahead)
+
+    @property
+    def read_by_thread(self) -> int:
+        """Answers of Fetches sent ahead that the prefetcher's thread read off their sockets."""
+        return self._reader.read
 
     def bind(self, lock: Any) -> None:
         """Remember the client's lock (taken by :meth:`close`)."""
@@ -101,6 +164,7 @@ class Prefetcher:
         """Keep ``ahead`` (the caller drained any earlier one for the same broker)."""
         self._ahead[ahead.leader] = ahead
         self.sent += 1
+        self._reader.submit(ahead)
 
     def take(self, leader: int, key: tuple[Any, ...], offsets: Mapping[TP, int], deadline: Deadline) -> Ahead | None:
         """The Fetch ahead for ``leader`` when it asked for exactly ``offsets`` with ``key``; a different one
@@ -135,12 +199,16 @@ class Prefetcher:
                                           getattr(resp, "session_id", 0) or 0)
 
     def close(self, timeout_ms: float = 5_000) -> None:
-        """Drain every Fetch still ahead, within ``timeout_ms``."""
-        if not self._ahead:
-            return
+        """Drain every Fetch still ahead, within ``timeout_ms``, and stop the reading thread. (With the
+        client closed instead, nothing is left to drain: closing its connections ends the thread's read.)"""
         deadline = Deadline.from_ms(timeout_ms)
-        if self._lock is None:
-            self.drain_except(set(), deadline)
-            return
-        with self._lock:
-            self.drain_except(set(), deadline)
+        try:
+            if not self._ahead:
+                return
+            if self._lock is None:
+                self.drain_except(set(), deadline)
+                return
+            with self._lock:
+                self.drain_except(set(), deadline)
+        finally:
+            self._reader.close(min(1.0, deadline.remaining()))
