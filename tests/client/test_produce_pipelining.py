@@ -4,6 +4,7 @@ still written once each, in order, at the offsets the call reports; a non-idempo
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -88,3 +89,40 @@ def test_in_flight_limits(kafka_broker: Broker, in_flight_at_produce: list[int])
         assert bool(res.acknowledged.all()) and len(in_flight_at_produce) > 10
         assert max(in_flight_at_produce) == 0
         c.delete_topics([topic])
+
+
+def test_transactional_produce_pipelines_and_commits_every_record_once_in_order(
+    kafka_broker: Broker, in_flight_at_produce: list[int]
+) -> None:
+    from kafkawire.client import Producer
+
+    topic = f"pipelined-txn-{uuid.uuid4().hex[:8]}"
+    values = [b"%06d" % i + b"t" * 60 for i in range(N)]
+    with Client(kafka_broker.bootstrap) as admin:
+        admin.create_topics({topic: 2})
+    with Producer(kafka_broker.bootstrap, transactional_id=f"tid-{uuid.uuid4().hex[:8]}",
+                  max_batch_bytes=2048) as producer:
+        producer.init_transactions()
+        in_flight_at_produce.clear()
+        with producer.transaction():
+            for v in values:
+                producer.send(topic, v)
+            producer.flush()
+        assert max(in_flight_at_produce) == 4  # the transaction's batches went out five at a time
+    with Client(kafka_broker.bootstrap) as c:
+        until = time.monotonic() + 60
+        while True:  # EndTxn answers before the markers move the last stable offset: wait for them
+            committed: dict[int, list[int]] = {}
+            for p, end in c.list_offsets(topic, isolation="read_committed").items():
+                pos = 0
+                while pos < end.offset:
+                    cols = c.fetch(topic, p, pos, max_bytes=1 << 20, isolation="read_committed")
+                    committed.setdefault(p, []).extend(int(v[:6]) for v in cols.value.to_pylist())
+                    pos = max(int(cols.next_offset), pos + 1)
+            if sum(map(len, committed.values())) >= N or time.monotonic() > until:
+                break
+            time.sleep(0.2)
+        c.delete_topics([topic])
+    assert sorted(i for rows in committed.values() for i in rows) == list(range(N))  # once each
+    for rows in committed.values():
+        assert rows == sorted(rows)  # each partition in the order they were sent

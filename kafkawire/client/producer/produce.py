@@ -319,14 +319,15 @@ def _round(call: _Call, d: Deadline) -> BaseException | None:
     Batch ``j`` of every partition goes in the ``j``-th request to its leader ("wave" ``j``); the waves go
     out back to back on the leader's connection, so up to ``depth`` requests are in flight per broker and a
     partition's batches reach the broker in sequence order. ``depth`` is ``max_in_flight`` for an
-    idempotent, non-transactional producer (the broker then refuses a batch whose sequence does not follow
-    the last one it wrote, so a batch after a failed one can never be written before it: KAFKA-5494), else 1.
+    idempotent producer, transactional or not (the broker then refuses a batch whose sequence does not
+    follow the last one it wrote, so a batch after a failed one can never be written before it: KAFKA-5494;
+    the Java client's transactional producer keeps 5 in flight too), else 1.
     """
     cluster, state = call.cluster, call.state
     if call.idempotent:
         state.ensure(cluster, d)
         state.prepare(cluster, call.topic, [p for p, cs in call.pending.items() if cs], d)
-    pipelined = call.idempotent and state.transactional_id is None and call.acks != 0
+    pipelined = call.idempotent and call.acks != 0
     rnd = _Round()
     waves = _waves(call, d, max(1, call.max_in_flight) if pipelined else 1, rnd)
     # The broker may wait for replication up to this long: less than what the call has left.
