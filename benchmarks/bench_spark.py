@@ -45,7 +45,10 @@ Rounds alternate as for reads; each writes a fresh topic, which is then checked 
 offsets also count the commit markers); the topics are deleted after the last round (Kafka removes their
 files a minute after a deletion, which would land in a later contender's round). Results go to
 ``benchmarks/.results/bench_spark_write.json``.
-``KW_BENCH_ONLY`` works as for reads (``KW_BENCH_ONLY="kafkawire exactlyOnce"``).
+``KW_BENCH_ONLY`` works as for reads (``KW_BENCH_ONLY="kafkawire exactlyOnce"``). ``KW_BENCH_FLOOR=1``
+adds two sinks that write nothing, to show what the rows cost before any Kafka writer: Spark's ``noop``
+(generating the rows) and ``arrow iterate only``, a Python Arrow writer that only iterates the batches
+Spark hands it (generating the rows and handing them to Python, what every Python writer pays).
 
 This file holds no pytest tests (pytest collects nothing from it).
 """
@@ -63,7 +66,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 from pyspark.sql.types import (
     BinaryType,
     IntegerType,
@@ -373,6 +382,28 @@ def read_bench(broker: Any) -> None:
 # ----------------------------------------------------------------------------------------- writes
 
 
+class _IterateOnlyCommit(WriterCommitMessage):
+    pass
+
+
+class _IterateOnlyWriter(DataSourceArrowWriter):
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        for _batch in iterator:
+            pass
+        return _IterateOnlyCommit()
+
+
+class IterateOnlyDataSource(DataSource):
+    """``KW_BENCH_FLOOR``'s Python writer: iterates the Arrow batches Spark hands it and writes nothing."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrow_iterate_only"
+
+    def writer(self, schema: StructType, overwrite: bool) -> _IterateOnlyWriter:
+        return _IterateOnlyWriter()
+
+
 def _write_frame(spark: Any) -> Any:
     """N rows (10-byte key, 100-byte value) made by Spark's own expressions, the same for every contender."""
     from pyspark.sql import functions as F
@@ -438,6 +469,10 @@ def write_bench(broker: Any) -> None:
             "spark kafka": ("kafka", {**base, **_sink_options()}),
         }
     )
+    if os.environ.get("KW_BENCH_FLOOR") == "1":
+        spark.dataSource.register(IterateOnlyDataSource)
+        contenders["spark noop"] = ("noop", {})
+        contenders["arrow iterate only"] = (IterateOnlyDataSource.name(), {})
     results: dict[str, dict[str, list[float]]] = {n: {"wall": [], "cpu": [], "broker_cpu": []} for n in contenders}
     written: list[str] = []
     names = list(contenders)
@@ -445,15 +480,18 @@ def write_bench(broker: Any) -> None:
         # The order rotates from round to round, as for reads, so no contender always follows another.
         for i, name in enumerate(names[rnd % len(names):] + names[: rnd % len(names)]):
             fmt, options = contenders[name]
-            topic = f"bench-spark-write-{rnd}-{i}"
-            with Client(broker.bootstrap) as client:
-                client.create_topics([topic], num_partitions=PARTITIONS)
-            _, wall, cpu, broker_cpu = _timed(broker, _write, df, fmt, {**options, "topic": topic})
-            got = _records_in(broker.bootstrap, topic, "exactlyOnce" in options)
-            assert got == RECORDS, f"{name} round {rnd}: {got} records in {topic}, expected {RECORDS}"
-            # Deleted at the end, not here: Kafka removes a deleted topic's files in the background a
-            # minute later (file.delete.delay.ms), which would land in whichever contender runs then.
-            written.append(topic)
+            if fmt in ("noop", IterateOnlyDataSource.name()):  # KW_BENCH_FLOOR: nothing reaches Kafka
+                _, wall, cpu, broker_cpu = _timed(broker, lambda f=fmt: df.write.format(f).mode("overwrite").save())
+            else:
+                topic = f"bench-spark-write-{rnd}-{i}"
+                with Client(broker.bootstrap) as client:
+                    client.create_topics([topic], num_partitions=PARTITIONS)
+                _, wall, cpu, broker_cpu = _timed(broker, _write, df, fmt, {**options, "topic": topic})
+                got = _records_in(broker.bootstrap, topic, "exactlyOnce" in options)
+                assert got == RECORDS, f"{name} round {rnd}: {got} records in {topic}, expected {RECORDS}"
+                # Deleted at the end, not here: Kafka removes a deleted topic's files in the background a
+                # minute later (file.delete.delay.ms), which would land in whichever contender runs then.
+                written.append(topic)
             if rnd:  # round 0 warms up workers, producers and JIT
                 results[name]["wall"].append(wall)
                 results[name]["cpu"].append(cpu)
