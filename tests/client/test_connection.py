@@ -340,3 +340,26 @@ def test_a_forged_size_above_what_the_request_allows_still_grows_with_the_bytes(
         finally:
             tracemalloc.stop()
         assert peak < 8 << 20, peak
+
+
+def test_receive_keeps_its_deadline_while_another_thread_reads_a_slow_answer():
+    def slow(conn: socket.socket) -> None:
+        req = read_request(conn)
+        conn.sendall(struct.pack(">ii", 4 + 6, req[2]) + b"he")  # a frame's first bytes, the rest 1.5 s later
+        time.sleep(1.5)
+        conn.sendall(b"llo!")
+        read_exact(conn, 1)
+
+    with FakeServer(slow) as server, connect(server) as c:
+        cid = c.next_correlation_id()
+        c.send_frame(request_frame(cid), cid)
+        reader = threading.Thread(target=c.read_ahead, args=(cid, Deadline.from_ms(10_000)))
+        reader.start()
+        time.sleep(0.3)  # the reader holds the connection, mid-frame
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match="another thread"):
+            c.receive(cid, 200)
+        assert time.monotonic() - t0 < 1.0  # its own 200 ms (and slack), not the reader's 1.5 s
+        reader.join(10)
+        assert c.connected and c.in_flight == 0
+        assert c._ready == {}  # noqa: SLF001 - the answer given up on was dropped when it arrived

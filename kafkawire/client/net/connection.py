@@ -163,6 +163,8 @@ class BrokerConnection:
         self._failed: dict[int, BaseException] = {}
         # Answer sizes their own requests allow (send_frame's expect_bytes), by correlation id.
         self._expect_bytes: dict[int, int] = {}
+        # Correlation ids whose receive gave up while another thread held the connection (dropped on arrival).
+        self._abandoned: set[int] = set()
         # Correlation ids of requests sent without expecting a response (Produce acks=0), for the
         # brokers that answer them anyway (quirks.UNREQUESTED_ANSWERS_KEPT).
         self._no_reply: collections.deque[int] = collections.deque(maxlen=UNREQUESTED_ANSWERS_KEPT)
@@ -205,6 +207,7 @@ class BrokerConnection:
             self._ready.clear()
             self._failed.clear()
             self._expect_bytes.clear()
+            self._abandoned.clear()
             self._no_reply.clear()
             try:
                 if negotiate:
@@ -303,12 +306,21 @@ class BrokerConnection:
         ``timeout_ms`` (default ``request_timeout_ms``) for it and never past ``deadline``.
 
         Responses arrive in request order; responses read for other requests on the way are kept for
-        their own ``receive`` call.
+        their own ``receive`` call. When another thread is reading off the connection (a prefetcher's
+        :meth:`read_ahead`, another caller) past the time this call has, it raises
+        :class:`KafkaTimeoutError` without waiting for it and leaves the connection open; the answer it
+        gave up on is dropped when it arrives.
         """
         limit = self._limit(timeout_ms, deadline)
         timeout = limit.remaining()
         deadline_at = limit.at
-        with self._lock:
+        if not self._lock.acquire(timeout=min(timeout, threading.TIMEOUT_MAX)):
+            self._abandoned.add(correlation_id)  # (one atomic add) the reader holding the lock drops it
+            raise KafkaTimeoutError(
+                f"no complete response from {self.host}:{self.port} within {timeout:.3g} s (another thread "
+                f"was reading an answer off the connection)"
+            )
+        try:
             while True:
                 buf = self._ready.pop(correlation_id, None)
                 if buf is not None:
@@ -319,6 +331,8 @@ class BrokerConnection:
                 if correlation_id not in self._inflight:
                     raise ValueError(f"no request with correlation id {correlation_id} is in flight")
                 self._read_one(deadline_at, timeout)
+        finally:
+            self._lock.release()
 
     def read_ahead(self, correlation_id: int, deadline: Deadline) -> bool:
         """Read frames off the socket until ``correlation_id``'s answer is read, keeping it (and any read on
@@ -403,6 +417,10 @@ class BrokerConnection:
             raise mismatch
         self._inflight.popleft()
         self._ready[expected] = body
+        if self._abandoned:  # answers whose caller stopped waiting (receive's docstring): not kept
+            for cid in list(self._abandoned):
+                if self._ready.pop(cid, None) is not None or cid not in self._inflight:
+                    self._abandoned.discard(cid)
 
     def _recv_exact(self, sock: socket.socket, n: int, deadline: float, *, at_once: bool = False) -> bytearray:
         # The buffer grows (doubling) with the bytes that actually arrive, not with the size the peer
