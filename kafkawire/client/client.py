@@ -392,14 +392,15 @@ class Client(ClusterCalls):
     def commit_offsets(
         self,
         group: str,
-        offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+        offsets: Mapping[tuple[str, int], _offsets.OffsetSpec],
         *,
         generation_id: int = -1,
         member_id: str = "",
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
     ) -> None:
-        """Commit ``{(topic, partition): offset}`` (or ``(offset, metadata)``) for consumer ``group``.
+        """Commit ``{(topic, partition): offset}`` (or ``(offset, metadata)``, or ``(offset, metadata,
+        leader_epoch)`` as the Java client's ``OffsetAndMetadata`` carries it, KIP-320) for consumer ``group``.
 
         The default ``generation_id=-1`` / ``member_id=""`` commits outside any group membership
         (what a consumer with manual assignment does).

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..cluster.retry import is_retriable
 from ..errors import CommitFailedError
 from ..net.deadline import Deadline
+from .offsets import OffsetSpec, offset_of
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -40,6 +41,9 @@ class Commits:
     ``committed`` holds what is known to be committed per partition (so that an unchanged position is not
     committed again): the consumer's :class:`~kafkawire.client.consumer.subscription.SubscriptionState` owns it
     and forgets it on a rebalance; ``counters`` is the consumer's counter dict (``commit_failures``).
+    ``epoch_of(tp, offset)``: the leader epoch of the record before ``offset`` when the consumer knows it
+    (-1 otherwise); it is committed with the offset (``committed_leader_epoch``, KIP-320), as the Java
+    consumer does, so a consumer starting from the commit can validate its position against truncation.
     """
 
     def __init__(
@@ -52,6 +56,7 @@ class Commits:
         counters: dict[str, int],
         upkeep: HeartbeatThread | None = None,
         committed: dict[TopicPartition, int] | None = None,
+        epoch_of: Callable[[TopicPartition, int], int] | None = None,
     ) -> None:
         self.client = client
         self.group_id = group_id
@@ -60,7 +65,18 @@ class Commits:
         self.counters = counters
         self.upkeep = upkeep
         self.committed: dict[TopicPartition, int] = {} if committed is None else committed
+        self.epoch_of = epoch_of
         self.last = time.monotonic()
+
+    def _with_epochs(self, todo: Mapping[TopicPartition, int]) -> dict[TopicPartition, OffsetSpec]:
+        """``todo`` as the commit sends it: each offset with its leader epoch when known."""
+        if self.epoch_of is None:
+            return dict(todo)
+        out: dict[TopicPartition, OffsetSpec] = {}
+        for tp, offset in todo.items():
+            epoch = self.epoch_of(tp, offset)
+            out[tp] = (offset, "", epoch) if epoch >= 0 else offset
+        return out
 
     def commit(self, todo: Mapping[TopicPartition, int], deadline: Deadline, member: Any) -> None:
         """Commit ``todo`` now: as ``member`` of its generation (a subscribed consumer), or outside any
@@ -81,9 +97,9 @@ class Commits:
                     raise CommitFailedError(
                         f"group {self.group_id!r}: {why} (it rejoins on the next poll), so the commit was refused"
                     )
-                member.commit(todo, deadline)
+                member.commit(self._with_epochs(todo), deadline)
             else:
-                self.client.commit_offsets(self.group_id, todo, deadline=deadline)
+                self.client.commit_offsets(self.group_id, self._with_epochs(todo), deadline=deadline)
         except Exception as e:
             self.counters["commit_failures"] += 1
             log.warning("group %s: commit of %s failed: %s", self.group_id, _offsets(todo), e)
@@ -97,7 +113,7 @@ class Commits:
             return
         for offsets, error in self.upkeep.commit_results():
             if error is None:
-                self.committed.update(offsets)
+                self.committed.update({tp: offset_of(spec) for tp, spec in offsets.items()})
             else:
                 self.counters["commit_failures"] += 1
                 log.warning("group %s: auto-commit of %s failed: %s", self.group_id, _offsets(offsets), error)
@@ -123,7 +139,7 @@ class Commits:
         if not force and self.upkeep is not None and member is not None:
             # A subscribed member: its heartbeat thread sends it. (Manual assignment with a group id commits
             # outside any membership, here, within the poll's deadline.)
-            if self.upkeep.commit_async(changed):
+            if self.upkeep.commit_async(self._with_epochs(changed)):
                 self.last = time.monotonic()
             return
         if deadline.expired():
@@ -152,5 +168,5 @@ class Commits:
                 raise
 
 
-def _offsets(todo: Mapping[TopicPartition, int]) -> str:
-    return ",".join(f"{t}/{p}@{o}" for (t, p), o in sorted(todo.items()))
+def _offsets(todo: Mapping[TopicPartition, OffsetSpec]) -> str:
+    return ",".join(f"{t}/{p}@{offset_of(o)}" for (t, p), o in sorted(todo.items()))

@@ -237,6 +237,7 @@ class Consumer:
             counters=self._counters,
             upkeep=self._upkeep,
             committed=self._state.committed,
+            epoch_of=self._state.epoch_at,
         )
         self._group: Reconciler | None = None
         if self._member is not None and self._upkeep is not None:

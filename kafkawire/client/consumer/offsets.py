@@ -20,6 +20,8 @@ from ..net.deadline import Deadline
 from ..types import CommittedOffset, ListedOffset
 
 __all__ = [
+    "OffsetSpec",
+    "offset_of",
     "EARLIEST",
     "LATEST",
     "list_offsets",
@@ -30,6 +32,29 @@ __all__ = [
     "committed",
     "timestamp_spec",
 ]
+
+#: What a commit takes per partition: the offset, ``(offset, metadata)`` or ``(offset, metadata, leader_epoch)``
+#: (the Java client's ``OffsetAndMetadata``): the leader epoch of the record before the offset, which a
+#: consumer restarting from the commit validates its position with (KIP-320); -1 or absent: unknown.
+OffsetSpec = int | tuple[int, str | None] | tuple[int, str | None, int]
+
+
+def offset_of(spec: OffsetSpec) -> int:
+    """The offset of ``spec``."""
+    return int(spec[0]) if isinstance(spec, tuple) else int(spec)
+
+
+def _parts(spec: OffsetSpec) -> tuple[int, str | None, int]:
+    if not isinstance(spec, tuple):
+        return int(spec), "", -1
+    if len(spec) == 2:
+        return int(spec[0]), spec[1], -1
+    if len(spec) == 3:
+        return int(spec[0]), spec[1], int(spec[2])
+    raise TypeError(
+        f"an offset to commit is an int, (offset, metadata) or (offset, metadata, leader_epoch), not {spec!r}"
+    )
+
 
 #: ListOffsets timestamps with special meaning.
 LATEST = -1
@@ -103,7 +128,7 @@ def commit_offsets(
     cluster: Cluster,
     deadline: Deadline,
     group: str,
-    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    offsets: Mapping[tuple[str, int], OffsetSpec],
     *,
     generation_id: int = -1,
     member_id: str = "",
@@ -117,20 +142,22 @@ def commit_offsets(
 
 def commit_request(
     group: str,
-    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    offsets: Mapping[tuple[str, int], OffsetSpec],
     *,
     generation_id: int = -1,
     member_id: str = "",
 ) -> Any:
     """The OffsetCommitRequest committing ``offsets`` for ``group`` as ``member_id`` of ``generation_id``
-    (the member epoch on the consumer protocol, KIP-848; -1 and "" outside any membership)."""
+    (the member epoch on the consumer protocol, KIP-848; -1 and "" outside any membership). A leader
+    epoch (:data:`OffsetSpec`) goes in ``committed_leader_epoch`` (v6+; older versions drop it)."""
     by_topic: dict[str, list[Any]] = defaultdict(list)
     for (t, p), spec in offsets.items():
-        off, meta = spec if isinstance(spec, tuple) else (spec, "")
+        off, meta, epoch = _parts(spec)
         by_topic[t].append(
             OffsetCommitRequest.OffsetCommitRequestPartition(
                 partition_index=p,
-                committed_offset=int(off),
+                committed_offset=off,
+                committed_leader_epoch=epoch,
                 committed_metadata=meta,
             )
         )
@@ -162,7 +189,7 @@ def send_commit(conn: Any, deadline: Deadline, req: Any) -> None:
 def commit_as_member(
     client: Any,
     group_id: str,
-    offsets: Mapping[tuple[str, int], int],
+    offsets: Mapping[tuple[str, int], OffsetSpec],
     deadline: Deadline,
     conn: Any,
     *,

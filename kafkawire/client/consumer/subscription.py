@@ -104,6 +104,13 @@ class SubscriptionState:
         self.paused.clear()
 
     # ----------------------------------------------------------------------------------------- pause
+    def epoch_at(self, tp: TopicPartition, offset: int) -> int:
+        """The leader epoch of the record before ``offset`` in ``tp`` when ``offset`` is the position and
+        that epoch is known (what a commit of the position carries, KIP-320), else -1."""
+        if self.positions.get(tp) != offset:
+            return -1
+        return self.epochs.get(tp, -1)
+
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         """Pause assigned ``partitions``; ValueError naming those not assigned."""
         tps = set(partitions)

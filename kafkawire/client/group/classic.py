@@ -36,7 +36,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..consumer.offsets import commit_as_member
+from ..consumer.offsets import OffsetSpec, commit_as_member
 from ..errors import CommitFailedError, KafkaClientError, KafkaTimeoutError
 from ..net.deadline import Deadline
 from .leave import say_goodbye
@@ -382,7 +382,7 @@ class GroupMember:
         raise err
 
     # ---------------------------------------------------------------------------------------- commit
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline, conn: Any = None) -> None:
+    def commit(self, offsets: Mapping[TopicPartition, OffsetSpec], deadline: Deadline, conn: Any = None) -> None:
         """Commit ``offsets`` as this member of the current generation (on ``conn``, a connection to the
         coordinator, when given: the heartbeat thread's background auto-commit).
 

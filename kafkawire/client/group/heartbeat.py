@@ -42,6 +42,7 @@ from ..net.deadline import Deadline
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..consumer.offsets import OffsetSpec
     from ..net.connection import BrokerConnection
 
 __all__ = ["CoordinatorLink", "HeartbeatThread", "MAX_POLL_INTERVAL_MS"]
@@ -110,7 +111,7 @@ class Member(Protocol):
     def beat(self, link: CoordinatorLink, deadline: Deadline) -> None:
         """Send one heartbeat on ``link`` and apply the answer; raises retriable errors for a retry."""
 
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline, conn: Any = None) -> None: ...
+    def commit(self, offsets: Mapping[TopicPartition, OffsetSpec], deadline: Deadline, conn: Any = None) -> None: ...
 
     def leave(self, deadline: Deadline, *, static_too: bool = False) -> None: ...
 
@@ -147,9 +148,9 @@ class HeartbeatThread:
         self._failures = 0
         self._retry_at = 0.0
         self._closing = False
-        self._commit_todo: dict[TopicPartition, int] | None = None
+        self._commit_todo: dict[TopicPartition, OffsetSpec] | None = None
         self._commit_busy = False
-        self._commit_results: list[tuple[dict[TopicPartition, int], BaseException | None]] = []
+        self._commit_results: list[tuple[dict[TopicPartition, OffsetSpec], BaseException | None]] = []
         self._thread = threading.Thread(target=self._run, name=f"kafkawire-heartbeat-{member.group_id}", daemon=True)
         self._started = False
 
@@ -181,7 +182,7 @@ class HeartbeatThread:
         with self.member.lock:
             self.member.changed.notify_all()
 
-    def commit_async(self, offsets: Mapping[TopicPartition, int]) -> bool:
+    def commit_async(self, offsets: Mapping[TopicPartition, OffsetSpec]) -> bool:
         """Hand ``offsets`` to the thread to commit with a deadline of its own (the request timeout);
         False when a commit is still under way (the caller tries again at its next interval). The result
         comes back from :meth:`commit_results`."""
@@ -192,7 +193,7 @@ class HeartbeatThread:
             self.member.changed.notify_all()
             return True
 
-    def commit_results(self) -> list[tuple[dict[TopicPartition, int], BaseException | None]]:
+    def commit_results(self) -> list[tuple[dict[TopicPartition, OffsetSpec], BaseException | None]]:
         """The background commits finished since the last call: (offsets, None) or (offsets, error)."""
         with self.member.lock:
             out, self._commit_results = self._commit_results, []
@@ -314,7 +315,7 @@ class HeartbeatThread:
             self._expired = True
         member.leave(Deadline.from_ms(self.request_timeout_ms))
 
-    def _commit(self, todo: dict[TopicPartition, int]) -> None:
+    def _commit(self, todo: dict[TopicPartition, OffsetSpec]) -> None:
         member = self.member
         error: BaseException | None = None
         try:

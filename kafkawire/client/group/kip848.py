@@ -44,7 +44,7 @@ from ...protocol.errors import (
     broker_error,
 )
 from ..cluster.retry import is_retriable
-from ..consumer.offsets import commit_as_member
+from ..consumer.offsets import OffsetSpec, commit_as_member
 from ..errors import GroupProtocolUnsupportedError
 from ..net.deadline import Deadline
 from .leave import say_goodbye
@@ -309,7 +309,7 @@ class ConsumerGroupMember:
             self._request_heartbeat()
 
     # ------------------------------------------------------------------------------------ commit
-    def commit(self, offsets: Mapping[TopicPartition, int], deadline: Deadline, conn: Any = None) -> None:
+    def commit(self, offsets: Mapping[TopicPartition, OffsetSpec], deadline: Deadline, conn: Any = None) -> None:
         """Commit ``offsets`` with this member's id and epoch (OffsetCommit v9, KIP-848); on ``conn`` (a
         connection to the coordinator) when given.
 
