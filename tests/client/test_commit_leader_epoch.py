@@ -100,3 +100,20 @@ def test_a_position_of_unknown_epoch_commits_minus_one(kafka: Broker, topic_name
         cons.seek((topic, 0), 7)  # no record read before 7 under a known epoch: nothing to validate
         cons.commit()
     assert _committed(kafka, group, topic) == {0: (7, -1), 1: (20, 0), 2: (20, 0)}
+
+
+@pytest.mark.broker
+def test_offsets_sent_to_a_transaction_carry_the_leader_epoch(kafka: Broker, topic_name) -> None:  # type: ignore[no-untyped-def]
+    from kafkawire.client import Producer
+
+    topic, group = _filled(kafka, topic_name), topic_name("g")
+    with Producer(kafka.bootstrap, transactional_id=topic_name("tid")) as producer:
+        producer.init_transactions()
+        with producer.transaction():
+            producer.send(topic, b"out", partition=0)
+            producer.send_offsets_to_transaction({(topic, 0): (11, "m", 0), (topic, 1): 12, (topic, 2): (13, None)},
+                                                 group)  # fmt: skip
+    until = time.monotonic() + 30
+    while (got := _committed(kafka, group, topic)) != {0: (11, 0), 1: (12, -1), 2: (13, -1)}:
+        assert time.monotonic() < until, got  # (the markers may land just after EndTxn answers)
+        time.sleep(0.2)

@@ -22,6 +22,7 @@ from ..types import CommittedOffset, ListedOffset
 __all__ = [
     "OffsetSpec",
     "offset_of",
+    "offset_parts",
     "EARLIEST",
     "LATEST",
     "list_offsets",
@@ -44,7 +45,8 @@ def offset_of(spec: OffsetSpec) -> int:
     return int(spec[0]) if isinstance(spec, tuple) else int(spec)
 
 
-def _parts(spec: OffsetSpec) -> tuple[int, str | None, int]:
+def offset_parts(spec: OffsetSpec) -> tuple[int, str | None, int]:
+    """``spec`` as (offset, metadata, leader epoch): metadata "" and epoch -1 when not given."""
     if not isinstance(spec, tuple):
         return int(spec), "", -1
     if len(spec) == 2:
@@ -152,7 +154,7 @@ def commit_request(
     epoch (:data:`OffsetSpec`) goes in ``committed_leader_epoch`` (v6+; older versions drop it)."""
     by_topic: dict[str, list[Any]] = defaultdict(list)
     for (t, p), spec in offsets.items():
-        off, meta, epoch = _parts(spec)
+        off, meta, epoch = offset_parts(spec)
         by_topic[t].append(
             OffsetCommitRequest.OffsetCommitRequestPartition(
                 partition_index=p,

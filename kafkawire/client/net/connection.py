@@ -57,6 +57,34 @@ _RECV_INITIAL = 1 << 20
 _RECV_CHUNK = 4 * 1024 * 1024
 
 
+def recv_exact(sock: socket.socket, n: int, deadline: float, peer: str, *, at_once: bool = False) -> bytearray:
+    """``n`` bytes from ``sock`` by ``deadline`` (``time.monotonic()``; TimeoutError after it); ``peer`` names the
+    broker in the error when it closes the connection first.
+
+    The buffer grows (doubling) with the bytes that actually arrive, not with the size the peer announced: a
+    forged size within max_response_bytes followed by silence costs what was sent, not the announced amount
+    (docs/SECURITY.md). ``at_once``: the size is within what our own request allowed its answer (a Fetch's
+    max_bytes), memory the caller agreed to spend: one buffer of that size, without the growth's zero-fills
+    and copies (12% of a 6-partition consume's time)."""
+    buf = bytearray(n if at_once else min(n, _RECV_INITIAL))
+    got = 0
+    while got < n:
+        if got == len(buf):
+            buf.extend(bytes(min(n, 2 * len(buf)) - len(buf)))
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)
+        with memoryview(buf) as view:
+            k = sock.recv_into(view[got : min(len(buf), got + _RECV_CHUNK)])
+        if k == 0:
+            raise KafkaConnectionError(
+                f"{peer} closed the connection ({'mid-response' if got else 'awaiting a response'})"
+            )
+        got += k
+    return buf
+
+
 class PendingResponse:
     """A request that was sent and whose response has not been collected yet."""
 
@@ -306,20 +334,15 @@ class BrokerConnection:
         ``timeout_ms`` (default ``request_timeout_ms``) for it and never past ``deadline``.
 
         Responses arrive in request order; responses read for other requests on the way are kept for
-        their own ``receive`` call. When another thread is reading off the connection (a prefetcher's
-        :meth:`read_ahead`, another caller) past the time this call has, it raises
-        :class:`KafkaTimeoutError` without waiting for it and leaves the connection open; the answer it
-        gave up on is dropped when it arrives.
-        """
+        their own ``receive`` call. While another thread reads off the connection (:meth:`read_ahead`)
+        past this call's time, it raises :class:`KafkaTimeoutError`, leaving the connection open and
+        its answer to be dropped on arrival."""
         limit = self._limit(timeout_ms, deadline)
-        timeout = limit.remaining()
-        deadline_at = limit.at
+        timeout, deadline_at = limit.remaining(), limit.at
         if not self._lock.acquire(timeout=min(timeout, threading.TIMEOUT_MAX)):
             self._abandoned.add(correlation_id)  # (one atomic add) the reader holding the lock drops it
-            raise KafkaTimeoutError(
-                f"no complete response from {self.host}:{self.port} within {timeout:.3g} s (another thread "
-                f"was reading an answer off the connection)"
-            )
+            raise KafkaTimeoutError(f"no complete response from {self.host}:{self.port} within {timeout:.3g} s "
+                                    "(another thread was reading an answer off the connection)")  # fmt: skip
         try:
             while True:
                 buf = self._ready.pop(correlation_id, None)
@@ -335,14 +358,10 @@ class BrokerConnection:
             self._lock.release()
 
     def read_ahead(self, correlation_id: int, deadline: Deadline) -> bool:
-        """Read frames off the socket until ``correlation_id``'s answer is read, keeping it (and any read on
-        the way) for its :meth:`receive` call; for a prefetcher's thread, so that copying an answer out of
-        the socket overlaps the caller's decoding of the previous one.
-
-        The lock is taken only once bytes are waiting (it is not held while the broker prepares the
-        answer), so other callers of this connection wait at most for one frame's transfer. Returns when
-        the answer is read (True), when another caller read it first, at ``deadline``, or on a failure
-        (False); a failure closes the connection as :meth:`receive` would and its :meth:`receive` raises it."""
+        """Read frames until ``correlation_id``'s answer is read and kept for its :meth:`receive` (True); False
+        when another caller read it first, at ``deadline`` or on a failure (which closes the connection, as in
+        :meth:`receive`, which raises it). For a prefetcher's thread: the lock is taken only once bytes wait,
+        so others wait at most one frame's transfer, not the broker's preparing of the answer."""
         while True:
             with self._lock:
                 sock = self._sock
@@ -352,13 +371,12 @@ class BrokerConnection:
             remaining = deadline.remaining()
             if remaining <= 0:
                 return False
+            try:
+                waiting = waiting or bool(select.select([sock], [], [], min(remaining, 0.05))[0])
+            except (OSError, ValueError):  # closed meanwhile
+                return False
             if not waiting:
-                try:
-                    waiting = bool(select.select([sock], [], [], min(remaining, 0.05))[0])
-                except (OSError, ValueError):  # closed meanwhile
-                    return False
-                if not waiting:
-                    continue
+                continue
             with self._lock:
                 if self._sock is not sock or correlation_id not in self._inflight:
                     return False
@@ -380,7 +398,8 @@ class BrokerConnection:
     def _read_one(self, deadline: float, timeout: float) -> None:
         sock = self._require_socket()
         try:
-            head = self._recv_exact(sock, 4, deadline)
+            peer = f"{self.host}:{self.port}"
+            head = recv_exact(sock, 4, deadline, peer)
             foreign = None if self.ssl_context is not None else foreign_answer(head)
             if foreign is not None:
                 raise ListenerMismatchError(f"{self.host}:{self.port} {foreign}")
@@ -391,7 +410,7 @@ class BrokerConnection:
                 # Refuse before allocating: the body is never read (the connection is dropped instead).
                 raise ResponseTooLargeError(size, self.max_response_bytes)
             allowed = self._expect_bytes.pop(self._inflight[0], 0) if self._inflight else 0
-            body = self._recv_exact(sock, size, deadline, at_once=size <= allowed)
+            body = recv_exact(sock, size, deadline, peer, at_once=size <= allowed)
         except TimeoutError as e:
             err = KafkaTimeoutError(
                 f"no complete response from {self.host}:{self.port} within {timeout:.3g} s "
@@ -421,31 +440,6 @@ class BrokerConnection:
             for cid in list(self._abandoned):
                 if self._ready.pop(cid, None) is not None or cid not in self._inflight:
                     self._abandoned.discard(cid)
-
-    def _recv_exact(self, sock: socket.socket, n: int, deadline: float, *, at_once: bool = False) -> bytearray:
-        # The buffer grows (doubling) with the bytes that actually arrive, not with the size the peer
-        # announced: a forged size within max_response_bytes followed by silence costs what was sent,
-        # not the announced amount (docs/SECURITY.md). ``at_once``: the size is within what our own request
-        # allowed its answer (a Fetch's max_bytes), memory the caller agreed to spend: one buffer of that
-        # size, without the growth's zero-fills and copies (12% of a 6-partition consume's time).
-        buf = bytearray(n if at_once else min(n, _RECV_INITIAL))
-        got = 0
-        while got < n:
-            if got == len(buf):
-                buf.extend(bytes(min(n, 2 * len(buf)) - len(buf)))
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            sock.settimeout(remaining)
-            with memoryview(buf) as view:
-                k = sock.recv_into(view[got : min(len(buf), got + _RECV_CHUNK)])
-            if k == 0:
-                raise KafkaConnectionError(
-                    f"{self.host}:{self.port} closed the connection "
-                    f"({'mid-response' if got else 'awaiting a response'})"
-                )
-            got += k
-        return buf
 
     # ------------------------------------------------------------------------------- message layer
     def version_for(self, request_class: Any, min_version: int = 0) -> int:

@@ -46,6 +46,7 @@ from typing import Any
 from ...records import check_record_arguments
 from ..client import Client, resolve_client
 from ..cluster.cluster import Cluster
+from ..consumer.offsets import OffsetSpec
 from ..errors import ProduceFailedError
 from ..net.deadline import Deadline
 from ..types import ProduceResult
@@ -307,14 +308,16 @@ class Producer:
 
     def send_offsets_to_transaction(
         self,
-        offsets: Mapping[Any, int | tuple[int, str | None]],
+        offsets: Mapping[Any, OffsetSpec],
         group_metadata: GroupMetadata | str,
         *,
         timeout_ms: float | None = None,
     ) -> None:
         """Commit a consumer group's offsets as part of the transaction (consume-transform-produce).
 
-        ``offsets``: ``{(topic, partition) or TopicPartition: next offset to read}``.
+        ``offsets``: ``{(topic, partition) or TopicPartition: next offset to read}``, or ``(offset, metadata)``
+        or ``(offset, metadata, leader_epoch)`` (the leader epoch of the record before it, KIP-320, as Java's
+        ``OffsetAndMetadata`` carries it).
         ``group_metadata``: the consumer's :meth:`Consumer.group_metadata` (KIP-447: the coordinator
         refuses offsets from a member of an old generation), or just a group id."""
         with self._lock:

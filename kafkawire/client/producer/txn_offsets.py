@@ -14,6 +14,7 @@ from typing import Any
 from ...protocol import AddOffsetsToTxnRequest, TxnOffsetCommitRequest
 from ...protocol.errors import broker_error
 from ..cluster.cluster import Cluster, coordinator_moved
+from ..consumer.offsets import OffsetSpec, offset_parts
 from ..net.deadline import Deadline
 from .transaction import (
     GroupMetadata,
@@ -28,7 +29,7 @@ __all__ = ["send_offsets_to_transaction"]
 def send_offsets_to_transaction(
     txn: TransactionManager,
     cluster: Cluster,
-    offsets: Mapping[tuple[str, int], int | tuple[int, str | None]],
+    offsets: Mapping[tuple[str, int], OffsetSpec],
     group: GroupMetadata,
     deadline: Deadline,
 ) -> None:
@@ -52,10 +53,11 @@ def send_offsets_to_transaction(
 
     by_topic: dict[str, list[Any]] = {}
     for (topic, partition), value in sorted(offsets.items()):
-        offset, metadata = value if isinstance(value, tuple) else (value, "")
+        offset, metadata, epoch = offset_parts(value)
         by_topic.setdefault(topic, []).append(
             TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
-                partition_index=int(partition), committed_offset=int(offset), committed_metadata=metadata
+                partition_index=int(partition), committed_offset=offset, committed_leader_epoch=epoch,
+                committed_metadata=metadata,
             )
         )
 
