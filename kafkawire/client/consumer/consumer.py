@@ -120,8 +120,8 @@ class Consumer:
 
     ``prefetch`` (default on): before :meth:`poll` decodes a broker's answer it sends that broker the next
     Fetch, used by the next ``poll`` when it asks the same partitions at the same offsets (dropped after a
-    ``seek``, an assignment change, a rebalance or a pause): one Fetch per broker ahead, so at most
-    ``max_bytes`` (``fetch.max.bytes``) per broker of extra memory.
+    ``seek``, an assignment change, a rebalance or a pause), its answer read meanwhile by a thread: one
+    Fetch per broker ahead, so at most ``max_bytes`` (``fetch.max.bytes``) per broker of extra memory.
 
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
     milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
