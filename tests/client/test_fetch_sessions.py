@@ -136,3 +136,50 @@ def test_stand_in_brokers_open_no_session_and_read_the_same(noida, topic_name):
             offs = {tp: r.next_offset for tp, r in res.items()}
         [h] = c.fetch_sessions._handlers.values()
         assert h.session_id == 0  # noida answers session id 0: full fetches every time
+
+
+def test_handler_resends_a_partition_whose_leader_epoch_changed():
+    h = FetchSessionHandler(1)
+    wanted = {("t", 0): (0, 100), ("t", 1): (5, 100)}
+    first = h.build(wanted, 12, False, {("t", 0): 3, ("t", 1): 3})
+    assert first.epochs == {("t", 0): 3, ("t", 1): 3}
+    assert h.handle_response(first, 0, 42)
+    assert h.build(wanted, 12, False, {("t", 0): 3, ("t", 1): 3}).send == []  # nothing changed
+    # KIP-320: partition 1's leader moved to epoch 4: it is listed again, with its new current_leader_epoch.
+    inc = h.build(wanted, 12, False, {("t", 0): 3, ("t", 1): 4})
+    assert inc.send == [("t", 1)] and inc.epochs[("t", 1)] == 4
+    assert h.handle_response(inc, 0, 42)
+    assert h.build(wanted, 12, False, {("t", 0): 3, ("t", 1): 4}).send == []
+
+
+@pytest.mark.broker
+def test_fetches_carry_the_leader_epoch_and_a_stale_one_is_refreshed(kafka_broker, monkeypatch):  # type: ignore[no-untyped-def]
+    import uuid
+
+    from kafkawire.client.net.connection import BrokerConnection
+    from kafkawire.protocol import FetchRequest
+
+    sent: list[int] = []
+    real_send = BrokerConnection.send
+
+    def send(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if isinstance(request, FetchRequest):
+            sent.extend(p.current_leader_epoch for t in request.topics for p in t.partitions)
+        return real_send(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(BrokerConnection, "send", send)
+    topic = f"epochs-{uuid.uuid4().hex[:8]}"
+    with Client(kafka_broker.bootstrap) as c:
+        c.create_topics({topic: 1})
+        c.produce(topic, [b"a", b"b", b"c"], partition=0)
+        assert [bytes(v) for v in c.fetch(topic, 0, 0).value] == [b"a", b"b", b"c"]
+        assert sent and set(sent) == {0}  # a new topic's leader epoch on one broker
+        # Our metadata says epoch 7, newer than the leader's: it refuses (UNKNOWN_LEADER_EPOCH) rather than
+        # answer; the client refreshes its metadata and fetches again with the leader's epoch.
+        import dataclasses
+
+        parts = c.cluster.topics[topic].partitions
+        parts[0] = dataclasses.replace(parts[0], leader_epoch=7)
+        sent.clear()
+        assert [bytes(v) for v in c.fetch(topic, 0, 1).value] == [b"b", b"c"]
+        assert sent[0] == 7 and sent[-1] == 0, sent

@@ -25,6 +25,7 @@ from ..net.deadline import Deadline
 from ..types import FetchResult
 from .fetch_session import FetchSessionHandler, FetchSessions, SessionRequest
 from .prefetch import Ahead, Prefetcher, next_offsets_of
+from .validation import leader_epoch_of
 
 __all__ = ["fetch_many"]
 
@@ -200,11 +201,16 @@ class _FetchCall:
             version = quirks.fetch_version(
                 conn.version_for(FetchRequest, quirks.LOWEST_VERSION[FetchRequest]), use_ids
             )
+            # KIP-320: each partition's leader epoch as we know it, so that a leader or replica whose epoch
+            # is older (UNKNOWN_LEADER_EPOCH) or newer (FENCED_LEADER_EPOCH: our metadata is stale, refreshed
+            # before the retry) than ours refuses instead of answering from a log we may not be reading.
+            epochs = {tp: leader_epoch_of(cluster, tp) for tp in tps}
             sreq = None
             if handler is not None:
-                sreq = handler.build({tp: (int(at[tp]), limits.partition_max_bytes) for tp in tps}, version, use_ids)
+                wanted = {tp: (int(at[tp]), limits.partition_max_bytes) for tp in tps}
+                sreq = handler.build(wanted, version, use_ids, epochs)
             req = _fetch_request(cluster, tps, at, limits.level, wait_ms, limits.min_bytes, limits.max_bytes,
-                                 limits.partition_max_bytes, sreq)  # fmt: skip
+                                 limits.partition_max_bytes, sreq, epochs)  # fmt: skip
             # The answer is at most max_bytes plus its framing (KIP-74: or one batch past it, read as any
             # answer): memory this fetch already agreed to, read into one buffer (connection.py).
             pending = conn.send(req, version, deadline=d, expect_bytes=limits.max_bytes + _FRAMING_BYTES)
@@ -374,6 +380,7 @@ def _fetch_request(
     max_bytes: int,
     part_max: int,
     sreq: SessionRequest | None = None,
+    epochs: Mapping[TP, int] | None = None,
 ) -> Any:
     by_topic: dict[str, list[int]] = defaultdict(list)
     for t, p in tps if sreq is None else sreq.send:
@@ -396,7 +403,10 @@ def _fetch_request(
                 topic_id=cluster.topics[t].topic_id or ZERO_UUID,
                 partitions=[
                     FetchRequest.FetchPartition(
-                        partition=p, fetch_offset=int(offsets[(t, p)]), partition_max_bytes=part_max
+                        partition=p,
+                        current_leader_epoch=-1 if epochs is None else epochs.get((t, p), -1),
+                        fetch_offset=int(offsets[(t, p)]),
+                        partition_max_bytes=part_max,
                     )
                     for p in ps
                 ],

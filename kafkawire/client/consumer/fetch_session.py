@@ -3,7 +3,8 @@
 Without a session every Fetch lists every partition the client reads from that broker, with its offset
 and size limit, tens of bytes each. With one, the first ("full", epoch 0) request creates a session on
 the broker, which answers with its id; later ("incremental") requests carry the id and the next epoch and
-list only the partitions whose fetch offset or ``partition_max_bytes`` changed, plus those to forget. The
+list only the partitions whose fetch offset, ``partition_max_bytes`` or current leader epoch (KIP-320)
+changed, plus those to forget. The
 broker keeps reading every partition of the session, and an incremental answer leaves out the partitions
 with nothing new (no records, same high watermark, log start and last stable offset).
 
@@ -42,6 +43,7 @@ class PartitionState:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
+    leader_epoch: int = -1  # the current_leader_epoch the session was last sent for it (KIP-320)
 
 
 @dataclass
@@ -54,6 +56,8 @@ class SessionRequest:
     forget: list[TP]
     wanted: dict[TP, tuple[int, int]]
     uses_ids: bool
+    #: ``current_leader_epoch`` per partition (absent: -1, unknown).
+    epochs: dict[TP, int] = field(default_factory=dict)
 
     @property
     def full(self) -> bool:
@@ -73,22 +77,29 @@ class FetchSessionHandler:
     uses_ids: bool = False
     partitions: dict[TP, PartitionState] = field(default_factory=dict)
 
-    def build(self, wanted: dict[TP, tuple[int, int]], version: int, uses_ids: bool) -> SessionRequest:
-        """The request for ``wanted`` (``{tp: (fetch_offset, partition_max_bytes)}``) at ``version``."""
+    def build(
+        self, wanted: dict[TP, tuple[int, int]], version: int, uses_ids: bool, epochs: dict[TP, int] | None = None
+    ) -> SessionRequest:
+        """The request for ``wanted`` (``{tp: (fetch_offset, partition_max_bytes)}``) at ``version``, each
+        partition with its ``current_leader_epoch`` from ``epochs`` (absent: -1)."""
+        epochs = {} if epochs is None else epochs
         if not self.enabled or version < MIN_SESSION_VERSION:
-            return SessionRequest(0, FINAL_EPOCH, list(wanted), [], wanted, uses_ids)
+            return SessionRequest(0, FINAL_EPOCH, list(wanted), [], wanted, uses_ids, epochs)
         if uses_ids != self.uses_ids and self.session_id:
             # A session opened with topic names cannot continue with ids (KIP-516): start a new one.
             self.epoch = INITIAL_EPOCH
         if self.session_id == 0 or self.epoch == INITIAL_EPOCH:
-            return SessionRequest(self.session_id, INITIAL_EPOCH, list(wanted), [], wanted, uses_ids)
+            return SessionRequest(self.session_id, INITIAL_EPOCH, list(wanted), [], wanted, uses_ids, epochs)
         send = [
             tp
             for tp, (off, mb) in wanted.items()
-            if (st := self.partitions.get(tp)) is None or st.fetch_offset != off or st.max_bytes != mb
+            if (st := self.partitions.get(tp)) is None
+            or st.fetch_offset != off
+            or st.max_bytes != mb
+            or st.leader_epoch != epochs.get(tp, -1)
         ]
         forget = [tp for tp in self.partitions if tp not in wanted]
-        return SessionRequest(self.session_id, self.epoch, send, forget, wanted, uses_ids)
+        return SessionRequest(self.session_id, self.epoch, send, forget, wanted, uses_ids, epochs)
 
     def handle_response(self, req: SessionRequest, error_code: int, response_session_id: int) -> bool:
         """Record the answer to ``req``; False when the session was refused (the caller retries and the
@@ -110,12 +121,10 @@ class FetchSessionHandler:
                 return True
             self.session_id, self.epoch = response_session_id, 1
             self.uses_ids = req.uses_ids
-            old = self.partitions
-            self.partitions = {tp: _carry(old.get(tp), off, mb) for tp, (off, mb) in req.wanted.items()}
+            self.partitions = _carried(self.partitions, req)
             return True
         self.epoch = self.epoch + 1 if self.epoch < 0x7FFFFFFF else 1  # wraps to 1, never back to 0
-        old = self.partitions
-        self.partitions = {tp: _carry(old.get(tp), off, mb) for tp, (off, mb) in req.wanted.items()}
+        self.partitions = _carried(self.partitions, req)
         return True
 
     def observe(self, tp: TP, high_watermark: int, last_stable_offset: int, log_start_offset: int) -> None:
@@ -143,10 +152,15 @@ class FetchSessionHandler:
         self.partitions = {}
 
 
-def _carry(old: PartitionState | None, off: int, mb: int) -> PartitionState:
+def _carried(old: dict[TP, PartitionState], req: SessionRequest) -> dict[TP, PartitionState]:
+    """The session's partitions once ``req`` was answered: what it asked for, with what was last reported."""
+    return {tp: _carry(old.get(tp), off, mb, req.epochs.get(tp, -1)) for tp, (off, mb) in req.wanted.items()}
+
+
+def _carry(old: PartitionState | None, off: int, mb: int, epoch: int) -> PartitionState:
     if old is None:
-        return PartitionState(off, mb)
-    return PartitionState(off, mb, old.high_watermark, old.last_stable_offset, old.log_start_offset)
+        return PartitionState(off, mb, leader_epoch=epoch)
+    return PartitionState(off, mb, old.high_watermark, old.last_stable_offset, old.log_start_offset, epoch)
 
 
 class FetchSessions:
