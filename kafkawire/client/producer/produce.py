@@ -141,6 +141,22 @@ class ProducerState:
         self.producer_id = -1
         self.producer_epoch = -1
         self.sequences: dict[tuple[str, int], int] = {}
+        # Per partition, the (producer id, epoch) a batch of which the partition's leader acknowledged:
+        # from then on it refuses an out-of-order sequence of that producer (see pipeline_depth).
+        self.acknowledged_as: dict[tuple[str, int], tuple[int, int]] = {}
+
+    def pipeline_depth(self, topic: str, partition: int, depth: int) -> int:
+        """Batches of ``partition`` that may be in flight at once: ``depth`` once the leader acknowledged one
+        of this producer id and epoch, else 1. A broker holding no state for a producer on a partition
+        accepts any sequence as its first (ProducerStateManager: "accept writes with any sequence number"),
+        so a second batch in flight could be written while the first one was refused (NOT_LEADER_OR_FOLLOWER
+        on a partition still being created) and the first would then land after it."""
+        ident = (self.producer_id, self.producer_epoch)
+        return depth if self.acknowledged_as.get((topic, partition)) == ident else 1
+
+    def acknowledged(self, topic: str, partition: int) -> None:
+        """A batch of ``partition`` under the current producer id and epoch was acknowledged."""
+        self.acknowledged_as[(topic, partition)] = (self.producer_id, self.producer_epoch)
 
     def reset(self) -> None:
         """Forget the producer id: the next idempotent call takes a new one (after sequence numbers
@@ -171,7 +187,7 @@ class ProducerState:
         transaction here (AddPartitionsToTxn). Nothing to do for an idempotent one."""
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity (list.remove): its fields hold numpy arrays
 class _Chunk:
     """One record batch waiting to be acknowledged by a partition leader."""
 
@@ -226,6 +242,8 @@ class _Call:
         """``chunk`` was written (or is known to have been): its records are acknowledged."""
         self.acked[chunk.rows] = True
         self.pending[chunk.partition].remove(chunk)
+        if self.idempotent:
+            self.state.acknowledged(self.topic, chunk.partition)
 
 
 @dataclass
@@ -377,7 +395,7 @@ def _waves(call: _Call, d: Deadline, depth: int, rnd: _Round) -> list[dict[int, 
             cs[0].error = e
             rnd.fail(e)
             continue
-        for j, c in enumerate(cs[:depth]):
+        for j, c in enumerate(cs[: call.state.pipeline_depth(call.topic, p, depth) if call.idempotent else depth]):
             c.error = None
             if c.data is None:
                 _encode_chunk(call.state, call.topic, c, call.recs, call.compression, call.idempotent)
