@@ -382,15 +382,11 @@ def read_bench(broker: Any) -> None:
 # ----------------------------------------------------------------------------------------- writes
 
 
-class _IterateOnlyCommit(WriterCommitMessage):
-    pass
-
-
 class _IterateOnlyWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         for _batch in iterator:
             pass
-        return _IterateOnlyCommit()
+        return WriterCommitMessage()
 
 
 class IterateOnlyDataSource(DataSource):

@@ -79,7 +79,15 @@ def _index(value: bytes) -> tuple[int, int]:
     return int(p), int(i)
 
 
-def _read_until(consumer: Consumer, want: int, seen: dict[int, list[int]]) -> None:
+def _from_start(consumer: Consumer, topic: str) -> Consumer:
+    consumer.assign([(topic, p) for p in range(PARTITIONS)])
+    for p in range(PARTITIONS):
+        consumer.seek((topic, p), 0)
+    return consumer
+
+
+def _read_until(consumer: Consumer, want: int, seen: dict[int, list[int]], work_s: float = 0.0) -> None:
+    """Poll until ``want`` records are in ``seen``, spending ``work_s`` (the caller's own work) after each poll."""
     got = sum(len(v) for v in seen.values())
     for _ in range(2_000):
         if got >= want:
@@ -89,15 +97,13 @@ def _read_until(consumer: Consumer, want: int, seen: dict[int, list[int]]) -> No
                 assert _index(value) == (p, off)  # offset i of partition p holds record p:i
                 seen.setdefault(p, []).append(off)
             got += len(cols)
+        time.sleep(work_s)
     raise AssertionError(f"read {got} of {want}")
 
 
 @pytest.mark.broker
 def test_every_record_once_in_order(kafka_broker: Broker, topic: str) -> None:
-    with _consumer(kafka_broker.bootstrap) as consumer:
-        consumer.assign([(topic, p) for p in range(PARTITIONS)])
-        for p in range(PARTITIONS):
-            consumer.seek((topic, p), 0)
+    with _from_start(_consumer(kafka_broker.bootstrap), topic) as consumer:
         seen: dict[int, list[int]] = {}
         _read_until(consumer, PARTITIONS * PER_PARTITION, seen)
         assert consumer.poll(300) == {}
@@ -109,16 +115,10 @@ def test_every_record_once_in_order(kafka_broker: Broker, topic: str) -> None:
 
 @pytest.mark.broker
 def test_answers_ahead_are_read_on_a_thread_while_the_caller_works(kafka_broker: Broker, topic: str) -> None:
-    with _consumer(kafka_broker.bootstrap) as consumer:
-        consumer.assign([(topic, p) for p in range(PARTITIONS)])
-        for p in range(PARTITIONS):
-            consumer.seek((topic, p), 0)
+    with _from_start(_consumer(kafka_broker.bootstrap), topic) as consumer:
         seen: dict[int, list[int]] = {}
-        for _ in range(200):
-            if sum(len(v) for v in seen.values()) >= PARTITIONS * PER_PARTITION:
-                break
-            _read_until(consumer, sum(len(v) for v in seen.values()) + 1, seen)  # one poll's answer
-            time.sleep(0.03)  # the caller's own work: the answer ahead arrives meanwhile
+        # 30 ms of the caller's own work after each poll: the answer ahead arrives meanwhile.
+        _read_until(consumer, PARTITIONS * PER_PARTITION, seen, work_s=0.03)
         ahead = consumer._prefetch  # noqa: SLF001 - the test checks the thread really read answers
         assert ahead is not None and ahead.read_by_thread >= 1, (ahead.used, ahead.read_by_thread)
     assert {p: seen[p] for p in sorted(seen)} == {p: list(range(PER_PARTITION)) for p in range(PARTITIONS)}

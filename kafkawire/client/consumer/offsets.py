@@ -42,7 +42,7 @@ OffsetSpec = int | tuple[int, str | None] | tuple[int, str | None, int]
 
 def offset_of(spec: OffsetSpec) -> int:
     """The offset of ``spec``."""
-    return int(spec[0]) if isinstance(spec, tuple) else int(spec)
+    return offset_parts(spec)[0]
 
 
 def offset_parts(spec: OffsetSpec) -> tuple[int, str | None, int]:

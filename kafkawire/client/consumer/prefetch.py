@@ -32,6 +32,7 @@ import struct
 import threading
 from collections import deque
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,13 +203,7 @@ class Prefetcher:
         """Drain every Fetch still ahead, within ``timeout_ms``, and stop the reading thread. (With the
         client closed instead, nothing is left to drain: closing its connections ends the thread's read.)"""
         deadline = Deadline.from_ms(timeout_ms)
-        try:
-            if not self._ahead:
-                return
-            if self._lock is None:
+        if self._ahead:  # (_drain keeps its errors: nothing here raises)
+            with self._lock if self._lock is not None else nullcontext():
                 self.drain_except(set(), deadline)
-                return
-            with self._lock:
-                self.drain_except(set(), deadline)
-        finally:
-            self._reader.close(min(1.0, deadline.remaining()))
+        self._reader.close(min(1.0, deadline.remaining()))

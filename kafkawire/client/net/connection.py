@@ -170,6 +170,7 @@ class BrokerConnection:
     ) -> None:
         self.host = host
         self.port = int(port)
+        self._peer = f"{host}:{self.port}"  # for the frame reader's errors
         self.node_id = node_id
         self.client_id = client_id
         self.connect_timeout_ms = connect_timeout_ms
@@ -398,8 +399,7 @@ class BrokerConnection:
     def _read_one(self, deadline: float, timeout: float) -> None:
         sock = self._require_socket()
         try:
-            peer = f"{self.host}:{self.port}"
-            head = recv_exact(sock, 4, deadline, peer)
+            head = recv_exact(sock, 4, deadline, self._peer)
             foreign = None if self.ssl_context is not None else foreign_answer(head)
             if foreign is not None:
                 raise ListenerMismatchError(f"{self.host}:{self.port} {foreign}")
@@ -410,7 +410,7 @@ class BrokerConnection:
                 # Refuse before allocating: the body is never read (the connection is dropped instead).
                 raise ResponseTooLargeError(size, self.max_response_bytes)
             allowed = self._expect_bytes.pop(self._inflight[0], 0) if self._inflight else 0
-            body = recv_exact(sock, size, deadline, peer, at_once=size <= allowed)
+            body = recv_exact(sock, size, deadline, self._peer, at_once=size <= allowed)
         except TimeoutError as e:
             err = KafkaTimeoutError(
                 f"no complete response from {self.host}:{self.port} within {timeout:.3g} s "

@@ -395,7 +395,7 @@ def _waves(call: _Call, d: Deadline, depth: int, rnd: _Round) -> list[dict[int, 
             cs[0].error = e
             rnd.fail(e)
             continue
-        for j, c in enumerate(cs[: call.state.pipeline_depth(call.topic, p, depth) if call.idempotent else depth]):
+        for j, c in enumerate(cs[: call.state.pipeline_depth(call.topic, p, depth)]):
             c.error = None
             if c.data is None:
                 _encode_chunk(call.state, call.topic, c, call.recs, call.compression, call.idempotent)
