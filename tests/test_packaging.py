@@ -51,7 +51,7 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     # The wheel is a binary one (the extension built) and keeps the typing files.
     assert any(n.startswith("kafkawire/_codec.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/serde/_avro.") and n.endswith((".so", ".pyd")) for n in wheel_names)
-    assert {"kafkawire/py.typed", "kafkawire/_codec.pyi"} <= wheel_names
+    assert {"kafkawire/py.typed", "kafkawire/_codec.pyi", "kafkawire/protocol/_messages.pyi"} <= wheel_names
     # The protocol layer builds every message class from its schema data file: all of them must ship.
     schemas = {f"kafkawire/protocol/messages/{p.name}" for p in (ROOT / "kafkawire/protocol/messages").glob("*.schema")}
     assert len(schemas) > 50
