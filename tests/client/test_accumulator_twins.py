@@ -78,7 +78,7 @@ def _state(p: _Path) -> dict[str, Any]:
             len(buf), buf.value_column().to_pylist(), None if keys is None else keys.to_pylist(), buf.headers,
             # "now" differs between the twins' clocks: compare timestamps that were given
             [t if t < (1 << 40) else None for t in ts.tolist()], buf.partition_array().tolist(), buf.nbytes,
-            buf.has_keys, buf.has_partitions, [b.n for b in batches], bno.tolist(), bidx.tolist(),
+            buf.has_keys, buf.has_partitions, len(batches), buf.tail, bno.tolist(), bidx.tolist(),
         )
     return out
 

@@ -10,6 +10,7 @@ int32 partitions (-1: none), and per record its delivery batch and row there. Th
 numpy arrays once per write, so no per-record Python object exists between ``send()`` and the encoder.
 """
 
+cimport cython
 cimport numpy as cnp
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
@@ -104,6 +105,7 @@ cdef object _array(Grow* g, Py_ssize_t count, int typenum):
     return arr
 
 
+@cython.no_gc
 cdef class DeliveryFuture:
     """The delivery result of one record sent with ``Producer.send()``: :meth:`result` blocks until it
     is known. Resolved once, with the batch that carried the record: to a
@@ -112,6 +114,9 @@ cdef class DeliveryFuture:
     ``abort_transaction()`` dropped it). The background sender writes a buffer once ``linger_ms`` has passed, so
     ``producer.send(...).result(timeout=5)`` resolves without a ``flush()`` (as with the Java client)."""
 
+    # Not tracked by the cycle collector (@no_gc): a future per record would otherwise trigger collections that
+    # scan the application's heap every few hundred sends. It makes a cycle only through a done-callback holding
+    # it, which the batch drops when it runs the callbacks.
     cdef readonly object batch
     cdef readonly Py_ssize_t index
 
@@ -163,6 +168,7 @@ cdef class RecordBuffer:
     cdef public double since
     cdef public double last
     cdef Py_ssize_t count
+    cdef public Py_ssize_t tail  # rows of the last batch so far: the next record's row there
     cdef Grow vdata, voff, vvalid, kdata, koff, kvalid, ts, parts, bno, bidx
 
     def __init__(self, batch, double since):
@@ -264,6 +270,7 @@ cdef class RecordBuffer:
         """Append the records of ``newer`` (sent while this buffer was being written) after these."""
         cdef int32_t base = len(self.batches)
         self.batches += newer.batches
+        self.tail = newer.tail
         for i in range(newer.count):
             self._copy_row(newer, i, base)
         self.last = max(self.last, newer.last)
@@ -342,6 +349,8 @@ cdef class SendPath:
     cdef public Py_ssize_t buffered_bytes
     cdef public bint closed
     cdef object _acquire, _release
+    cdef readonly Py_ssize_t batch_records, batch_bytes, buffer_memory
+    cdef readonly double linger_ms
 
     def __init__(self, settings, lock, txn, in_txn, new_batch, wake, after_send, make_room):
         self.settings = settings
@@ -357,6 +366,13 @@ cdef class SendPath:
         self.buffers = {}
         self.buffered_bytes = 0
         self.closed = False
+        self.configure()
+
+    def configure(self):
+        """Take the settings' limits (see the pure twin)."""
+        s = self.settings
+        self.batch_records, self.batch_bytes = int(s.batch_records), int(s.batch_bytes)
+        self.linger_ms, self.buffer_memory = float(s.linger_ms), int(s.buffer_memory)
 
     def send(self, topic, value, key=None, *, partition=None, headers=None, timestamp_ms=None, on_delivery=None,
              callback=None):
@@ -370,6 +386,7 @@ cdef class SendPath:
         cdef double now
         cdef RecordBuffer buf
         cdef DeliveryFuture fut
+        cdef Py_ssize_t idx, bno
         vkeep = value
         kkeep = key
         if _as_chars(value, &vp, &vlen) == 2:
@@ -402,8 +419,7 @@ cdef class SendPath:
                 txn = self.txn
                 if txn is not None and txn.state is not self.in_txn:
                     txn.require(self.in_txn, what="send")
-                settings = self.settings
-                if self.buffered_bytes and self.buffered_bytes + size > settings.buffer_memory:
+                if self.buffered_bytes and self.buffered_bytes + size > self.buffer_memory:
                     ready = _NO_SPACE
                 else:
                     b = self.buffers.get(topic)
@@ -415,8 +431,8 @@ cdef class SendPath:
                     buf.last = now
                     bno = len(buf.batches) - 1  # (no negative index: wraparound is off)
                     batch = buf.batches[bno]
-                    idx = batch.n
-                    batch.n = idx + 1
+                    idx = buf.tail
+                    buf.tail = idx + 1
                     buf._row(vp, vlen, kp, klen, hlist, ts, part, bno, idx)
                     buf.nbytes += size
                     self.buffered_bytes += size
@@ -426,9 +442,9 @@ cdef class SendPath:
                     if callback is not None:
                         batch.add_callback(idx, callback, None)
                     ready = 0
-                    if buf.count >= settings.batch_records or buf.nbytes >= settings.batch_bytes:
+                    if buf.count >= self.batch_records or buf.nbytes >= self.batch_bytes:
                         ready = _FULL
-                    elif (now - buf.since) * 1000 >= max(<double>settings.linger_ms, _MIN_INLINE_MS):
+                    elif (now - buf.since) * 1000 >= max(self.linger_ms, _MIN_INLINE_MS):
                         ready = _LINGERED
             finally:
                 self._release()

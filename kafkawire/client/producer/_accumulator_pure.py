@@ -128,7 +128,7 @@ class RecordBuffer:
 
     __slots__ = (
         "batches", "bno", "bidx", "vdata", "voff", "vvalid", "kdata", "koff", "kvalid", "has_keys", "headers",
-        "timestamps", "partitions", "has_partitions", "nbytes", "since", "last",
+        "timestamps", "partitions", "has_partitions", "nbytes", "since", "last", "tail",
     )
 
     def __init__(self, batch: Any, since: float) -> None:
@@ -149,6 +149,7 @@ class RecordBuffer:
         self.nbytes = 0
         self.since = since
         self.last = since
+        self.tail = 0  # rows of ``batches[-1]`` so far: the next record's row there
 
     def __len__(self) -> int:
         return len(self.timestamps)
@@ -160,8 +161,8 @@ class RecordBuffer:
         """Add one checked record (value and key as :func:`_record_bytes` made them); returns its future."""
         n = len(self.timestamps)
         batch = self.batches[-1]
-        idx = batch.n
-        batch.n = idx + 1
+        idx = self.tail
+        self.tail = idx + 1
         self.bno.append(len(self.batches) - 1)
         self.bidx.append(idx)
         size = RECORD_OVERHEAD + hbytes
@@ -254,6 +255,7 @@ class RecordBuffer:
         """Append the records of ``newer`` (sent while this buffer was being written) after these."""
         base = len(self.batches)
         self.batches += newer.batches
+        self.tail = newer.tail
         headers = newer.headers
         for i in range(len(newer)):
             self._copy_row(
@@ -321,6 +323,14 @@ class SendPath:
         self.buffers: dict[str, RecordBuffer] = {}
         self.buffered_bytes = 0
         self.closed = False
+        self.configure()
+
+    def configure(self) -> None:
+        """Take the settings' limits (the producer calls it whenever one of its settings is assigned): read
+        once, not per record."""
+        s = self.settings
+        self.batch_records, self.batch_bytes = int(s.batch_records), int(s.batch_bytes)
+        self.linger_ms, self.buffer_memory = float(s.linger_ms), int(s.buffer_memory)
 
     def send(
         self,
@@ -357,8 +367,7 @@ class SendPath:
                 txn = self.txn
                 if txn is not None and txn.state is not self.in_txn:
                     txn.require(self.in_txn, what="send")
-                settings = self.settings
-                if self.buffered_bytes and self.buffered_bytes + size > settings.buffer_memory:
+                if self.buffered_bytes and self.buffered_bytes + size > self.buffer_memory:
                     ready = NO_SPACE
                 else:
                     buf = self.buffers.get(topic)
@@ -373,9 +382,9 @@ class SendPath:
                     if callback is not None:
                         fut.batch.add_callback(fut.index, callback, None)
                     ready = 0
-                    if len(buf) >= settings.batch_records or buf.nbytes >= settings.batch_bytes:
+                    if len(buf) >= self.batch_records or buf.nbytes >= self.batch_bytes:
                         ready = FULL
-                    elif (now - buf.since) * 1000 >= max(settings.linger_ms, _MIN_INLINE_MS):
+                    elif (now - buf.since) * 1000 >= max(self.linger_ms, _MIN_INLINE_MS):
                         # Not sooner than _MIN_INLINE_MS: with linger_ms=0 every send() would write its one
                         # record itself and wait for the answer; the sender, woken when the buffer was made,
                         # writes it at once and what is sent meanwhile accumulates for its next write.

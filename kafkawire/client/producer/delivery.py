@@ -66,7 +66,7 @@ class DeliveryBatch:
 
     def __init__(self, topic: str, waiter: Callable[[str], object] | None = None) -> None:
         self.topic = topic
-        self.n = 0  # rows appended; final once the buffer is taken out to be written
+        self.n = 0  # rows known to be resolved or resolving (the buffer numbers its rows; see _arrays)
         self.cond = threading.Condition(threading.Lock())
         self.state: np.ndarray | None = None  # uint8 per row: pending, acknowledged, failed
         self.partition: np.ndarray | None = None
@@ -76,12 +76,16 @@ class DeliveryBatch:
         self.callbacks: dict[int, list[tuple[Callable[..., object], Any]]] = {}
         self.waiter = waiter
 
-    def _arrays(self) -> np.ndarray:
+    def _arrays(self, rows: np.ndarray) -> np.ndarray:
+        # The buffer numbers the rows (send() does not touch the batch); a row put back in front of newer ones
+        # and numbered after the batch was first resolved grows the arrays.
+        if len(rows):
+            self.n = max(self.n, int(rows.max()) + 1)
         if self.state is None or len(self.state) < self.n:
             n, old = self.n, self.state
             self.state = np.zeros(n, dtype=np.uint8)
             parts, offs, times = np.full(n, -1, np.int32), np.full(n, -1, np.int64), np.full(n, -1, np.int64)
-            if old is not None:  # defensive: rows are only added before the batch is first resolved
+            if old is not None:
                 m = len(old)
                 self.state[:m] = old
                 assert self.partition is not None and self.offset is not None and self.timestamp is not None
@@ -95,7 +99,7 @@ class DeliveryBatch:
         """Rows acknowledged at those partitions, offsets and timestamps. Returns the rows this call
         completed that have callbacks to run (see :meth:`run_callbacks`)."""
         with self.cond:
-            state = self._arrays()
+            state = self._arrays(rows)
             rows = rows[state[rows] == _PENDING]
             assert self.partition is not None and self.offset is not None and self.timestamp is not None
             self.partition[rows], self.offset[rows], self.timestamp[rows] = partitions, offsets, timestamps
@@ -106,7 +110,7 @@ class DeliveryBatch:
     def fail(self, rows: np.ndarray, errors: BaseException | list[BaseException]) -> np.ndarray:
         """Rows failed with ``errors`` (one for all, or one per row); returns them as :meth:`acknowledge`."""
         with self.cond:
-            state = self._arrays()
+            state = self._arrays(rows)
             pending = state[rows] == _PENDING
             if isinstance(errors, BaseException):
                 rows = rows[pending]

@@ -178,6 +178,11 @@ class Producer:
             on_delivery=on_delivery, callback=callback,
         )
 
+    def _settings_changed(self) -> None:
+        """A setting was assigned (``producer.linger_ms = ...``): send() takes the new limits."""
+        with self._lock:
+            self._accumulator.core.configure()
+
     def _after_send(self, topic: str, fut: DeliveryFuture, ready: int) -> DeliveryFuture:
         """``send()`` appended a record that made its buffer full (``FULL``) or lingered (``LINGERED``)."""
         sender = self._sender

@@ -46,3 +46,6 @@ class Setting(Generic[T]):
 
     def __set__(self, obj: Any, value: T) -> None:
         setattr(obj.settings, self.name, value)
+        changed = getattr(obj, "_settings_changed", None)
+        if changed is not None:  # the producer's send() keeps the limits it checks per record (issue 32)
+            changed()
