@@ -103,9 +103,10 @@ class ShareConsumer:
         self._async: list[tuple[AckSent, CommitCallback | None]] = []
         self._wakeup = threading.Event()
         self._closed = False
-        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0}
+        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0,
+                          "polls_unanswered": 0}
         self._acknowledged = dict.fromkeys(("accept", "release", "reject"), 0)
-        self._retry = PollRetry(self.client, "share poll", log)  # the poll's retries, as the Consumer's
+        self._retry = PollRetry(self.client, "share poll", log, self._counters)  # the poll's retries, as the Consumer's
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any) -> ShareConsumer:
@@ -149,9 +150,10 @@ class ShareConsumer:
         """Records acquired for this member, per partition, waiting up to ``timeout_ms`` for some.
 
         Acknowledgements made since the last poll (in implicit mode: everything it returned, accepted)
-        travel with this poll's fetches. Returns an empty dict when nothing arrived in time; raises
-        :class:`~kafkawire.client.errors.KafkaTimeoutError` when no broker answered during the whole
-        timeout, naming the error, and :class:`~kafkawire.client.errors.WakeupError` after :meth:`wakeup`."""
+        travel with this poll's fetches. Returns an empty dict when nothing arrived in time, also when no
+        broker answered during the whole timeout (logged at WARNING naming the error, counted in
+        ``metrics()["polls_unanswered"]``, as :meth:`Consumer.poll`); raises
+        :class:`~kafkawire.client.errors.WakeupError` after :meth:`wakeup`."""
         self._check_open()
         if not self._subscription:
             raise ShareStateError("poll: not subscribed to any topic (call subscribe() first)")
