@@ -81,12 +81,22 @@ class PollRetry:
         # Not one answer from any broker in the whole timeout (down, unreachable, or hung: a SIGSTOPped
         # broker keeps its connections open and never answers). Java's poll(Duration) returns nothing
         # then too; say why, loudly once per streak.
+        self._unanswered(timeout_ms, str(error))
+        return False
+
+    def ended_empty(self, timeout_ms: float, grace_ms: float = 0.0) -> None:
+        """A poll ran out of time with nothing to return and no error (its requests are still awaited, as a
+        share fetch cut by the deadline is): counted and logged as :meth:`failed` does when no broker
+        answered during it (nor within ``grace_ms`` before)."""
+        self.answered()
+        if (time.monotonic() - self.last_heard) * 1000 >= timeout_ms + grace_ms:
+            self._unanswered(timeout_ms, "requests still awaiting their answers")
+
+    def _unanswered(self, timeout_ms: float, why: str) -> None:
         self.silent += 1
         self.counters["polls_unanswered"] = self.counters.get("polls_unanswered", 0) + 1
         level = logging.WARNING if self.silent == 1 else logging.DEBUG
-        self.log.log(level, "%s: no broker answered within %.0f ms, returning nothing: %s",
-                     self.what, timeout_ms, error)  # fmt: skip
-        return False
+        self.log.log(level, "%s: no broker answered within %.0f ms, returning nothing: %s", self.what, timeout_ms, why)
 
     def _bytes_received(self) -> int:
         return int(self.client.metrics().get("bytes_received", 0))
