@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from kafkawire.client import Client, Consumer, Producer
+from kafkawire.client.errors import KafkaTimeoutError
 from kafkawire.testing import Broker, start_broker
 
 from .ledger import Ledger
@@ -123,6 +124,21 @@ def _produce_through_a_pause(broker: Broker, topic: str, ledger: Ledger, calls: 
     assert pause.began > 0 and pause.ended - pause.began >= PAUSE_S
 
 
+def _admin_calls(cons: Consumer, calls: Calls) -> None:
+    """Metadata and admin calls on the consumer's own client while the broker is frozen: each ends (raising
+    KafkaTimeoutError, nothing having answered) within its deadline, whatever the member's threads hold."""
+    admin = cons.client.admin()
+    for what, call in (
+        ("admin", lambda: admin.describe_cluster(timeout_ms=1000)),
+        ("metadata", lambda: cons.client.metadata(timeout_ms=1000)),
+        ("admin", lambda: admin.describe_topics(timeout_ms=1000)),
+    ):
+        start = time.monotonic()
+        with pytest.raises(KafkaTimeoutError):
+            call()
+        calls.time(what, 1000, start)
+
+
 def _consume_through_a_pause(broker: Broker, topic: str, ledger: Ledger, calls: Calls) -> dict[str, int]:
     """Poll and commit after each batch (a record counts as read before its commit: at least once), the broker
     paused after the fourth batch, until everything acknowledged is read and the pause is over."""
@@ -149,6 +165,8 @@ def _consume_through_a_pause(broker: Broker, topic: str, ledger: Ledger, calls: 
                 print(f"poll raised {type(e).__name__}: {e}")
                 got = {}
             calls.time("poll", POLL_MS, start)
+            if pause.began and not pause.over and "admin" not in calls.count:
+                _admin_calls(cons, calls)
             values = [v for cols in got.values() for v in cols.value]
             if not values:
                 continue
