@@ -169,6 +169,10 @@ class ShareFetcher:
         if out:  # records an earlier poll's fetch acquired: hand them over before asking for more
             return out
         failed.extend(failed_before)
+        if deadline.expired():  # the wait for them took the time: sending now would only be cut short
+            if failed:
+                raise failed[0]
+            return out
         busy = self.busy_nodes()  # a session's next request waits for its earlier answer
         nodes = set(by_node) | {n for n, s in self.sessions.items() if s.partitions} | set(self.acks.pending)
         wait = deadline.wait_ms(self.max_wait_ms)
