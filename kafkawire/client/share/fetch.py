@@ -216,9 +216,9 @@ class ShareFetcher:
 
     def _collect_outstanding(
         self, deadline: Deadline
-    ) -> tuple[dict[TopicPartition, ShareRecordColumns], list[Exception]]:
+    ) -> tuple[dict[TopicPartition, ShareRecordColumns], list[BaseException]]:
         out: dict[TopicPartition, ShareRecordColumns] = {}
-        failed: list[Exception] = []
+        failed: list[BaseException] = []
         waiting, self.outstanding = self.outstanding, []
         for entry in waiting:
             if self._answer_here(entry, deadline):
@@ -242,7 +242,7 @@ class ShareFetcher:
         entry: tuple[str, int, Any, Any, Acks],
         deadline: Deadline,
         out: dict[TopicPartition, ShareRecordColumns],
-        failed: list[Exception],
+        failed: list[BaseException],
     ) -> None:
         kind, node, pr, wanted, acks = entry
         session = self.sessions[node]
