@@ -274,8 +274,10 @@ cdef class RecordView:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    __hash__ = None  # as Record's: its headers are a list
+    def __reduce__(self):
+        raise TypeError("a RecordView is a view into its columns and does not pickle: pickle view.to_record()")
 
+    __hash__ = None  # as Record's: its headers are a list
     def __repr__(self):
         return (f"RecordView(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
                 f"timestamp={self.timestamp}, timestamp_type={self.timestamp_type}, key={self.key!r}, "

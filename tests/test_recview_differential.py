@@ -8,6 +8,7 @@ record cursor of the consumer loop: order, what it reports as not yet moved past
 from __future__ import annotations
 
 import importlib
+import pickle
 from types import ModuleType
 from typing import Any
 
@@ -113,6 +114,9 @@ def test_iterating_columns_yields_views_equal_to_the_records() -> None:
         hash(again[0])
     with pytest.raises(TypeError):
         RecordView(cols, 0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="to_record"):
+        pickle.dumps(again[0])
+    assert pickle.loads(pickle.dumps(again[0].to_record())) == again[0]
 
 
 def test_read_committed_filtering_agrees(views: ModuleType) -> None:

@@ -149,8 +149,10 @@ class RecordView:
             return self.as_tuple() == other
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  # as Record's: its headers are a list
+    def __reduce__(self) -> Any:
+        raise TypeError("a RecordView is a view into its columns and does not pickle: pickle view.to_record()")
 
+    __hash__ = None  # type: ignore[assignment]  # as Record's: its headers are a list
     def __repr__(self) -> str:
         return (
             f"RecordView(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
