@@ -54,7 +54,8 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     assert any(n.startswith("kafkawire/_recview.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/client/producer/_accumulator.") and n.endswith((".so", ".pyd"))
                for n in wheel_names)
-    assert {"kafkawire/py.typed", "kafkawire/_codec.pyi", "kafkawire/_recview.pyi"} <= wheel_names
+    assert {"kafkawire/py.typed", "kafkawire/_codec.pyi", "kafkawire/_recview.pyi",
+            "kafkawire/protocol/_messages.pyi"} <= wheel_names
     # The protocol layer builds every message class from its schema data file: all of them must ship.
     schemas = {f"kafkawire/protocol/messages/{p.name}" for p in (ROOT / "kafkawire/protocol/messages").glob("*.schema")}
     assert len(schemas) > 50
