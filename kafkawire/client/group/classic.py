@@ -210,7 +210,7 @@ class GroupMember:
         has rejoined (up to the rebalance timeout), and a connection waiting for it can carry nothing
         else. The Java consumer's network thread plays this part.
         """
-        with self.client.lock:
+        with self.client.cluster.held(deadline, f"join group {self.group_id!r}"):
             conn = self._conn(deadline)
             where = (conn.host, conn.port, conn.node_id)
         join_conn = self._join_conn

@@ -34,7 +34,7 @@ def say_goodbye(
     """Send ``request_for(conn)`` (the request and its version) to ``group_id``'s coordinator (looked up
     again first with ``refresh``) and log the answer; ``what`` names the goodbye in the log."""
     try:
-        with client.lock:
+        with client.cluster.held(deadline, what):
             conn = client.coordinator(group_id, refresh=refresh, deadline=deadline)
             request, version = request_for(conn)
             response = conn.request(request, version, deadline=deadline)
