@@ -1,4 +1,4 @@
-"""Build the compiled core (kafkawire/_codec.pyx, kafkawire/serde/_avro.pyx,
+"""Build the compiled core (kafkawire/_codec.pyx, kafkawire/_recview.pyx, kafkawire/serde/_avro.pyx,
 kafkawire/client/producer/_accumulator.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
 
 import os
@@ -40,6 +40,16 @@ if not PURE:
                 # Header-only C: rebuild the extension when one of them changes.
                 depends=["kafkawire/_csrc/kw_crc.h", "kafkawire/_csrc/kw_wire.h", "kafkawire/_csrc/kw_pool.h",
                          "kafkawire/_csrc/kw_frames.h"],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            ),
+            # Per-record views of RecordColumns and the consumer's per-record loop (issue 32); pure twin:
+            # kafkawire/_pure/recview.py.
+            Extension(
+                "kafkawire._recview",
+                ["kafkawire/_recview.pyx"],
+                include_dirs=[np.get_include()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
