@@ -313,9 +313,9 @@ class _Run:
             else:
                 self.put(sl, c, sl[6] & _M64, 0, 0, depth)
         if col >= 0:
-            c = self.cols[col]
-            c.valid.append(1)
-            c.length += 1
+            own = self.cols[col]
+            own.valid.append(1)
+            own.length += 1
 
     def value(self, wt: int, p: int, end: int) -> tuple[int, int, int, int]:
         """One value of wire type ``wt`` at ``p``: (next, varint/fixed bits, payload start, payload end)."""

@@ -61,7 +61,7 @@ def _repeated(f: Any) -> bool:
 
 
 def _is_map(f: Any) -> bool:
-    return f.type == f.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
+    return bool(f.type == f.TYPE_MESSAGE and f.message_type.GetOptions().map_entry)
 
 
 def _op(f: Any) -> int:
