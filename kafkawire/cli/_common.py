@@ -109,10 +109,11 @@ def client_properties(args: argparse.Namespace) -> dict[str, str]:
             props.update(load_properties_file(args.properties_file))
         except OSError as e:
             raise CliError(f"cannot read --command-config {args.properties_file}: {e.strerror or e}") from None
-    for item in getattr(args, "properties", None) or ():
+    for n, item in enumerate(getattr(args, "properties", None) or (), 1):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise CliError(f"bad -X {item!r}: expected KEY=VALUE")
+            # Not echoed: a bare value may be a password typed without its key (issue 34).
+            raise CliError(f"bad -X (the {_ordinal(n)} one): expected KEY=VALUE")
         props[key.strip()] = value
     flags = {
         "security.protocol": getattr(args, "security_protocol", None),
@@ -125,6 +126,31 @@ def client_properties(args: argparse.Namespace) -> dict[str, str]:
     if getattr(args, "ca_file", None):
         props.update({"ssl.truststore.location": args.ca_file, "ssl.truststore.type": "PEM"})
     return props
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def secrets_of(args: argparse.Namespace) -> list[str]:
+    """The secret values ``args`` carries (``--sasl-password``, secret ``-X`` / ``--command-config``
+    properties, a registry URL's password): the CLI scrubs them from anything it prints, behind the
+    redaction done where each message is built (issue 34)."""
+    from ..client.config.redact import is_secret_name
+
+    out: list[str] = []
+    try:
+        props = client_properties(args)
+    except CliError:
+        props = {}
+    out += [v for k, v in props.items() if is_secret_name(k) and v]
+    for item in getattr(args, "properties", None) or ():
+        key, sep, value = item.partition("=")
+        out.append(value if sep and is_secret_name(key) else item if not sep else "")
+    url = getattr(args, "schema_registry", None)
+    if isinstance(url, str) and "@" in url:
+        out += [p.rpartition("@")[0].partition("://")[2].partition(":")[2] for p in url.split(",")]
+    return [s for s in out if s]
 
 
 def bootstrap_of(args: argparse.Namespace) -> str:

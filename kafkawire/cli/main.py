@@ -159,8 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kafkawire`` console script: parse ``argv``, run the command, return its exit
     status (1 with a one-line message for kafkawire's own errors, 130 for Ctrl-C)."""
     from .._optional import MissingDependencyError
+    from ..client.config.redact import redact_text
     from ..errors import KafkaWireError
-    from ._common import CliError
+    from ._common import CliError, secrets_of
 
     parser = build_parser()
     args = parser.parse_args(hoist_global_options(parser, sys.argv[1:] if argv is None else argv))
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = str(e) or type(e).__name__
         if isinstance(e, KafkaWireError):
             text = f"{type(e).__name__}: {text}"
-        print(f"kafkawire: error: {text}", file=sys.stderr)
+        print(f"kafkawire: error: {redact_text(text, secrets_of(args))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("kafkawire: interrupted", file=sys.stderr)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.config.redact import redact_text, redact_url
 from ..client.net.deadline import Deadline
 from ..errors import KafkaWireError
 
@@ -129,8 +130,18 @@ class SchemaRegistry:
             raise ValueError("a schema registry URL is required")
         for u in urls:
             if urllib.parse.urlsplit(u).scheme not in ("http", "https"):
-                raise ValueError(f"schema registry URL {u!r} is not http:// or https://")
-        self.urls = urls
+                raise ValueError(f"schema registry URL {redact_url(u)!r} is not http:// or https://")
+        # http://user:secret@host:8081 is basic auth, as in Confluent's clients (issue 34): the user info is
+        # split off and sent as the Authorization header, never looked up as a host nor shown.
+        url_auth = {_userinfo(u) for u in urls} - {None}
+        if len(url_auth) > 1:
+            raise ValueError("the schema registry URLs carry different user info; give the credentials once "
+                             "(basic_auth)")
+        if url_auth:
+            if basic_auth is not None:
+                raise ValueError("give basic_auth or credentials in the schema registry URL, not both")
+            basic_auth = url_auth.pop()
+        self.urls = [_strip_userinfo(u) for u in urls]
         self.timeout = float(timeout)
         self.latest_ttl = float(latest_ttl)
         self.max_response_bytes = int(max_response_bytes)
@@ -145,6 +156,8 @@ class SchemaRegistry:
             else:
                 user_info = f"{basic_auth[0]}:{basic_auth[1]}"
             self._headers["Authorization"] = "Basic " + base64.b64encode(user_info.encode()).decode("ascii")
+        #: Values scrubbed from whatever a registry answers before it goes into an error (it may echo them).
+        self._secrets = [user_info.partition(":")[2], self._headers["Authorization"][6:]] if basic_auth else []
         if basic_auth is not None and bearer_token is not None:
             raise ValueError("give basic_auth or bearer_token, not both")
         self._bearer = bearer_token
@@ -211,8 +224,11 @@ class SchemaRegistry:
         headers = dict(self._headers)
         if data is not None:
             headers["Content-Type"] = _CONTENT_TYPE
+        secrets = list(self._secrets)
         if self._bearer is not None:
-            headers["Authorization"] = "Bearer " + (self._bearer() if callable(self._bearer) else self._bearer)
+            token = self._bearer() if callable(self._bearer) else self._bearer
+            headers["Authorization"] = "Bearer " + token
+            secrets.append(token)
         backoff = 0.05
         last: str = "no attempt made"
         registry = self.urls[0]
@@ -240,6 +256,7 @@ class SchemaRegistry:
                 if 200 <= status < 300:
                     return self._json(raw, method, path, base, subject, schema_id, status)
                 code, message = _error_body(raw)
+                message = redact_text(message, secrets)
                 if status >= 500 or status == 429:
                     last = f"{method} {path}: HTTP {status}: {message}"
                     continue
@@ -466,6 +483,14 @@ def _check_subject(subject: Any) -> None:
         raise TypeError(f"subject must be a str, not {type(subject).__name__}")
     if not subject:
         raise ValueError("subject must not be empty")
+
+
+def _userinfo(url: str) -> tuple[str, str] | None:
+    """The (user, password) of ``url``'s user info, percent-decoded; None without one."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return None
+    return urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
 
 
 def _strip_userinfo(url: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from .redact import REDACTED, is_secret_name, redact_jaas
 
 __all__ = ["KRB5_MODULE", "MSK_IAM_CLIENT_HANDLER", "MSK_IAM_MODULE", "MSK_OAUTH_HANDLER", "OAUTH_LOGIN_HANDLERS",
            "OAUTH_MODULE", "PLAIN_MODULE", "SCRAM_MODULE", "JaasLoginModule", "parse_jaas_config"]
@@ -30,7 +32,12 @@ class JaasLoginModule:
 
     class_name: str
     flag: str
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        # The options hold the password (issue 34): only non-secret values are shown.
+        shown = {k: (REDACTED if is_secret_name(k) else v) for k, v in self.options.items()}
+        return f"JaasLoginModule(class_name={self.class_name!r}, flag={self.flag!r}, options={shown!r})"
 
 
 def _jaas_tokens(text: str) -> list[tuple[str, str]]:
@@ -55,7 +62,7 @@ def _jaas_tokens(text: str) -> list[tuple[str, str]]:
             out.append((c, c))
             i += 1
         elif c in "\"'":
-            buf, i = [], i + 1
+            opened, buf, i = i, [], i + 1
             while i < n and text[i] != c:
                 if text[i] == "\\" and i + 1 < n:
                     buf.append(escapes.get(text[i + 1], text[i + 1]))
@@ -64,7 +71,9 @@ def _jaas_tokens(text: str) -> list[tuple[str, str]]:
                     buf.append(text[i])
                     i += 1
             if i >= n:
-                raise ConfigError("sasl.jaas.config", f"unterminated quoted value {''.join(buf)[:20]!r}...")
+                # Not a character of the value: it is likely a password (issue 34).
+                raise ConfigError("sasl.jaas.config", f"unterminated quoted value (the {c} opened at "
+                                  f"character {opened} is never closed)")
             out.append(("string", "".join(buf)))
             i += 1
         else:
@@ -75,24 +84,43 @@ def _jaas_tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _class_shown(word: str) -> str:
+    """A login module class name fit to show: a dotted Java name; any other word may be a misplaced password."""
+    return word if _JAVA_CLASS.fullmatch(word) else REDACTED
+
+
+_JAVA_CLASS = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+")
+
+
 def parse_jaas_config(text: str) -> JaasLoginModule:
     """Parse a client's ``sasl.jaas.config``: exactly one login module, as Kafka requires of a client."""
     tokens = _jaas_tokens(text)
+    if len(tokens) == 1 and tokens[0][0] == "string":
+        raise ConfigError("sasl.jaas.config", "the whole value is one quoted string: remove the quotes around it "
+                          "(a .properties file and Spark's kafka.sasl.jaas.config take it unquoted)")
     modules: list[JaasLoginModule] = []
     pos = 0
     while pos < len(tokens):
         if pos + 1 >= len(tokens) or tokens[pos][0] != "word" or tokens[pos + 1][0] != "word":
-            raise ConfigError("sasl.jaas.config", f"expected '<LoginModule class> required ...;', got {text!r}")
+            # The text is shown with every option value hidden (issue 34: it holds the password).
+            raise ConfigError("sasl.jaas.config", "expected '<LoginModule class> required key=\"value\" ...;', "
+                              f"got {redact_jaas(text)!r}")
         name, flag = tokens[pos][1], tokens[pos + 1][1]
+        if not _JAVA_CLASS.fullmatch(name):
+            raise ConfigError("sasl.jaas.config", "expected a login module class name (such as "
+                              f"{PLAIN_MODULE}) first, got {redact_jaas(text)!r}")
         if flag.lower() not in ("required", "requisite", "sufficient", "optional"):
-            raise ConfigError("sasl.jaas.config", f"invalid control flag {flag!r} after {name}")
+            raise ConfigError("sasl.jaas.config", f"invalid control flag after {_class_shown(name)} (expected "
+                              "required, requisite, sufficient or optional)")
         pos += 2
         options: dict[str, str] = {}
         while pos < len(tokens) and tokens[pos][0] != ";":
             if pos + 2 >= len(tokens) or tokens[pos][0] != "word" or tokens[pos + 1][0] != "=" or \
                     tokens[pos + 2][0] not in ("word", "string"):
-                raise ConfigError("sasl.jaas.config", f"expected key=value options after {name}, got "
-                                  f"{tokens[pos][1]!r}")
+                # Where, not what: the token at fault may be a password (issue 34).
+                after = f"option {list(options)[-1]!r}" if options else "the control flag"
+                raise ConfigError("sasl.jaas.config", f"expected key=\"value\" options in "
+                                  f"{_class_shown(name)}, after {after}")
             options[tokens[pos][1]] = tokens[pos + 2][1]
             pos += 3
         if pos >= len(tokens):

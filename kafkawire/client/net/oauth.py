@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import threading
@@ -25,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from ..config.redact import redact_text, redact_url
 from ..errors import AuthenticationFailedError
 
 __all__ = ["ClientCredentialsTokenProvider", "MskIamTokenProvider", "msk_region", "unsecured_token"]
@@ -73,7 +75,7 @@ class ClientCredentialsTokenProvider:
         scheme = urllib.parse.urlsplit(token_endpoint_url).scheme.lower()
         if scheme not in ("http", "https", "file"):
             raise ValueError(f"sasl.oauthbearer.token.endpoint.url must be http(s):// or file:, not "
-                             f"{token_endpoint_url!r}")
+                             f"{redact_url(token_endpoint_url)!r}")
         if scheme != "file" and (not client_id or not client_secret):
             raise ValueError("the OAuth client-credentials flow needs a client id and secret "
                              "(sasl.oauthbearer.client.credentials.client.id/.secret, or clientId/clientSecret "
@@ -89,7 +91,7 @@ class ClientCredentialsTokenProvider:
         self._refresh_at = 0.0
 
     def __repr__(self) -> str:
-        return f"ClientCredentialsTokenProvider({self.url!r}, client_id={self.client_id!r})"
+        return f"ClientCredentialsTokenProvider({redact_url(self.url)!r}, client_id={self.client_id!r})"
 
     def __call__(self) -> str:
         with self._lock:
@@ -115,11 +117,12 @@ class ClientCredentialsTokenProvider:
             form["scope"] = self.scope
         # Like the Java client (HttpAccessTokenRetriever): id and secret URL-encoded, then HTTP Basic.
         pair = f"{urllib.parse.quote(self.client_id or '')}:{urllib.parse.quote(self._secret or '')}"
+        basic = base64.b64encode(pair.encode()).decode("ascii")
         request = urllib.request.Request(
             self.url,
             data=urllib.parse.urlencode(form).encode(),
             headers={
-                "Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii"),
+                "Authorization": "Basic " + basic,
                 "Content-Type": "application/x-www-form-urlencoded",
                 "Accept": "application/json",
             },
@@ -129,17 +132,23 @@ class ClientCredentialsTokenProvider:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 body = response.read()
         except urllib.error.HTTPError as e:
-            detail = e.read()[:500].decode("utf-8", "replace")
-            raise AuthenticationFailedError(f"token endpoint {self.url} answered HTTP {e.code}: {detail}") from None
+            # The endpoint's text may echo what it was sent (the client id and secret): scrubbed (issue 34).
+            detail = redact_text(e.read()[:500].decode("utf-8", "replace"), (self._secret, pair, basic))
+            raise AuthenticationFailedError(f"token endpoint {redact_url(self.url)} answered HTTP {e.code}: "
+                                            f"{detail}") from None
         except (urllib.error.URLError, OSError) as e:
-            raise AuthenticationFailedError(f"token endpoint {self.url} unreachable: {e}") from None
+            raise AuthenticationFailedError(f"token endpoint {redact_url(self.url)} unreachable: "
+                                            f"{redact_text(str(e), (self._secret, pair, basic))}") from None
         try:
             answer = json.loads(body)
-            token = answer["access_token"]
-        except (ValueError, KeyError, TypeError):
-            raise AuthenticationFailedError(
-                f"token endpoint {self.url} sent no access_token: {body[:300]!r}"
-            ) from None
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict) or "access_token" not in answer:
+            # Not the body: a token under another name would be shown (issue 34); its keys say enough.
+            got = (f"keys {', '.join(sorted(map(str, answer))[:10])}" if isinstance(answer, dict)
+                   else "not a JSON object")
+            raise AuthenticationFailedError(f"token endpoint {redact_url(self.url)} sent no access_token ({got})")
+        token = answer["access_token"]
         expires = answer.get("expires_in")
         return str(token), float(expires) if isinstance(expires, (int, float)) else None
 
@@ -156,6 +165,20 @@ def msk_region(bootstrap_servers: str) -> str | None:
         if match:
             return match.group(1)
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
+class _NoSigningDebug(logging.Filter):
+    """Drops botocore's DEBUG records of what it signs: for a presigned MSK token the canonical request carries
+    the session token (X-Amz-Security-Token) and the signature, a credential for 15 minutes (issue 34)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+def _hide_signing_logs() -> None:
+    signing_log = logging.getLogger("botocore.auth")
+    if not any(isinstance(f, _NoSigningDebug) for f in signing_log.filters):
+        signing_log.addFilter(_NoSigningDebug())
 
 
 class MskIamTokenProvider:
@@ -191,6 +214,7 @@ class MskIamTokenProvider:
         #: When (``time.time()``) the cached token is replaced; its expiry is :attr:`expires_at`.
         self.refresh_at = 0.0
         self.expires_at = 0.0
+        _hide_signing_logs()
 
     def __repr__(self) -> str:
         how = (f"profile={self.profile!r}" if self.profile else f"role_arn={self.role_arn!r}" if self.role_arn
