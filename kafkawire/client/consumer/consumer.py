@@ -67,6 +67,7 @@ _COUNTERS = (
     "commit_failures",
     "partitions_revoked",
     "partitions_lost",
+    "polls_unanswered",
 )
 
 
@@ -129,9 +130,11 @@ class Consumer:
 
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
     milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
-    refused, a broker that accepts and never answers) it raises
-    :class:`~kafkawire.client.errors.KafkaTimeoutError` naming that error, and the next ``poll`` carries on
-    from where this one stopped. :meth:`close` never raises for a broker's answer.
+    refused, a broker that accepts and never answers, a hung one) it returns what arrived, nothing, as
+    Java's ``poll(Duration)`` does, says why in a WARNING on ``kafkawire.consumer`` and counts it in
+    :meth:`metrics` (``polls_unanswered``); the next ``poll`` carries on from where this one stopped.
+    Errors another attempt cannot cure (authorization, fencing, an invalid offset with no reset policy)
+    are raised. :meth:`close` never raises for a broker's answer.
 
     Rebalances with eager assignors (range, roundrobin, sticky) follow the Java consumer: after every
     rebalance each partition this member holds, whether it kept or gained it, restarts from the group's
@@ -235,7 +238,7 @@ class Consumer:
         self._closed = False
         self._cursor: RecordCursor | None = None  # the per-record loop's buffer (records())
         self._woken = threading.Event()  # wakeup() from another thread
-        self._retry = PollRetry(client, "poll", log)
+        self._retry = PollRetry(client, "poll", log, self._counters)
 
     def _join_machinery(self, group_id: str | None) -> None:
         """The group member (none without a group id), its heartbeat thread (KIP-62), the commits and the
@@ -412,10 +415,12 @@ class Consumer:
 
         Returns an empty dict when nothing arrived in time. Positions advance past what is returned.
         Returns or raises within ``timeout_ms`` (plus scheduling noise). When no broker answered anything
-        during the whole timeout because of an error (connection refused, a broker that accepts and never
-        answers), raises :class:`KafkaTimeoutError` naming that error; calling ``poll`` again carries on
-        from where this one stopped. Errors a busy broker answers with are retried quietly (logged at
-        DEBUG on ``kafkawire.consumer``).
+        during the whole timeout (connection refused, a broker that accepts and never answers, a hung
+        one), returns an empty dict too, logs the error at WARNING (once per such streak) and counts it
+        in ``metrics()["polls_unanswered"]``; calling ``poll`` again carries on from where this one
+        stopped. Errors a busy broker answers with are retried quietly (logged at DEBUG on
+        ``kafkawire.consumer``); errors no retry can cure (authorization, fencing, an invalid offset
+        with ``auto_offset_reset="none"``) are raised.
         """
         if self._closed:
             raise KafkaClientError("consumer is closed")
@@ -526,7 +531,8 @@ class Consumer:
 
         ``records_consumed`` / ``bytes_consumed`` (key and value bytes returned by :meth:`poll`),
         ``rebalances`` (generations joined, or assignment changes on the consumer protocol),
-        ``commit_failures``, ``partitions_revoked`` / ``partitions_lost`` (summed over rebalances: with
+        ``commit_failures``, ``polls_unanswered`` (polls during which no broker answered),
+        ``partitions_revoked`` / ``partitions_lost`` (summed over rebalances: with
         eager assignors every rebalance revokes everything held, with cooperative ones only what moves),
         ``generation`` (the member epoch on the consumer protocol), and ``partitions``:
         ``{(topic, partition): {"position", "high_watermark", "lag"}}`` where ``lag`` is the high

@@ -73,6 +73,10 @@ class Producer:
     write, retries included (default: the client's ``retry_timeout_ms``). Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
 
+    ``buffer_memory`` (bytes, default 32 MiB) bounds the records sent and not yet acknowledged or failed;
+    a ``send()`` beyond it waits up to ``max_block_ms`` (default 60 s) for room, then raises
+    :class:`KafkaTimeoutError` (Java's ``buffer.memory`` / ``max.block.ms``).
+
     ``transactional_id`` makes the producer transactional (see the module docstring); its transactions
     time out on the coordinator after ``transaction_timeout_ms`` (the broker's
     ``transaction.max.timeout.ms`` caps it). ``acks`` must then be -1.
@@ -233,7 +237,7 @@ class Producer:
                     )
                 for name in acc.buffers:
                     sender.request(name)
-                acc.space.wait(left)
+                acc.space.wait(min(left, 0.1))  # woken by a write that frees room; asks again meanwhile
 
     def flush(self, *, timeout_ms: float | None = None) -> list[ProduceResult]:
         """Write every buffered record; returns one :class:`ProduceResult` per produce call.
