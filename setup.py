@@ -1,4 +1,5 @@
-"""Build the compiled core (kafkawire/_codec.pyx, kafkawire/serde/_avro.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
+"""Build the compiled core (kafkawire/_codec.pyx, kafkawire/_recview.pyx, kafkawire/serde/_avro.pyx,
+kafkawire/client/producer/_accumulator.pyx). Set KAFKAWIRE_NO_EXTENSIONS=1 to skip it."""
 
 import os
 import sys
@@ -43,6 +44,16 @@ if not PURE:
                 extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
             ),
+            # Per-record views of RecordColumns and the consumer's per-record loop (issue 32); pure twin:
+            # kafkawire/_pure/recview.py.
+            Extension(
+                "kafkawire._recview",
+                ["kafkawire/_recview.pyx"],
+                include_dirs=[np.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            ),
             # The Avro column decoder of kafkawire.serde (issue 20); its pure twin is serde/_avro_pure.py.
             Extension(
                 "kafkawire.serde._avro",
@@ -52,6 +63,15 @@ if not PURE:
                 # Strict aliasing on (it type-puns only through memcpy): the decoder's loads of its state
                 # need not be repeated after every byte it stores.
                 extra_compile_args=[a for a in extra_compile_args if a != "-fno-strict-aliasing"],
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            ),
+            # The accumulator behind Producer.send() (issue 32); its pure twin is _accumulator_pure.py.
+            Extension(
+                "kafkawire.client.producer._accumulator",
+                ["kafkawire/client/producer/_accumulator.pyx"],
+                include_dirs=[np.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
             ),
         ],

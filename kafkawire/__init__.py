@@ -43,6 +43,13 @@ decode_varlong = _impl.impl.decode_varlong
 encode_unsigned_varint = _impl.impl.encode_unsigned_varint
 decode_unsigned_varint = _impl.impl.decode_unsigned_varint
 
+if TYPE_CHECKING:  # one class for type checkers; at run time the compiled one when the core is built
+    from ._pure.recview import RecordView
+else:
+    #: One record of a RecordColumns, read from the columns when a field is asked for (what iterating
+    #: RecordColumns and a Consumer yields).
+    RecordView = _impl.views.RecordView
+
 _LAZY = {"Client": "client", "Consumer": "client", "Producer": "client"}
 
 if TYPE_CHECKING:  # type checkers see the real classes; at run time __getattr__ imports them on first use
@@ -73,6 +80,7 @@ __all__ = [
     "PureCodecWarning",
     "Record",
     "RecordColumns",
+    "RecordView",
     "RecordTooLargeError",
     "UnsupportedCodecError",
     "UnsupportedMagicError",

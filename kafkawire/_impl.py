@@ -24,7 +24,7 @@ from types import ModuleType
 from ._pure import codec as pure
 from .errors import PureCodecWarning
 
-__all__ = ["CodecStatus", "compiled", "impl", "status"]
+__all__ = ["CodecStatus", "compiled", "impl", "status", "views"]
 
 #: A file in the package tree marks a wheel or install built with KAFKAWIRE_NO_EXTENSIONS=1 (setup.py).
 PURE_BUILD_MARKER = "_pure_build"
@@ -85,12 +85,12 @@ def _load() -> tuple[ModuleType, CodecStatus]:
     if (_PACKAGE_DIR / PURE_BUILD_MARKER).exists():
         return pure, CodecStatus(False, True, "built with KAFKAWIRE_NO_EXTENSIONS=1", package, python)
     try:
-        from . import _codec
+        from . import _codec, _recview  # noqa: F401  (the per-record views are part of the compiled core)
     except ImportError as e:
         if _flag("KAFKAWIRE_REQUIRE_COMPILED"):
             raise
-        if isinstance(e, ModuleNotFoundError) and e.name == f"{__package__}._codec":
-            reason = f"no compiled extension (kafkawire/_codec*.so or .pyd) in {package}"
+        if isinstance(e, ModuleNotFoundError) and e.name in (f"{__package__}._codec", f"{__package__}._recview"):
+            reason = f"no compiled extension (kafkawire/{e.name.rpartition('.')[2]}*.so or .pyd) in {package}"
         else:  # present but unloadable: wrong platform or Python, a missing symbol, an ABI mismatch
             reason = f"the compiled extension failed to import ({type(e).__name__}: {e})"
         return pure, CodecStatus(False, False, reason, package, python)
@@ -113,6 +113,13 @@ impl: ModuleType
 status: CodecStatus
 impl, status = _load()
 compiled: bool = status.compiled
+#: The per-record views of RecordColumns (RecordView, RecordCursor, iter_records): kafkawire/_recview.pyx
+#: with the compiled core, else its pure twin.
+views: ModuleType
+if compiled:
+    from . import _recview as views
+else:
+    from ._pure import recview as views
 
 if status.unexpected and not _in_spark_worker():
     # The message names the files, so the reported location matters little; Python prints it once.

@@ -25,6 +25,7 @@ DEPENDENCIES: dict[str, tuple[str, str]] = {
     "mirakuru": ("mirakuru", "brokers"),
     "cryptography": ("cryptography", "tls"),
     "google": ("protobuf", "protobuf"),  # google.protobuf: kafkawire.serde.decode_protobuf
+    "grpc_tools": ("grpcio-tools", "protobuf"),  # protoc, for .proto text: kafkawire.serde.protobuf_schema
     "gssapi": ("gssapi", "gssapi"),  # SASL GSSAPI (Kerberos): kafkawire.client.net.kerberos
     "aws_msk_iam_sasl_signer": ("aws-msk-iam-sasl-signer-python", "msk"),  # AWS MSK IAM tokens (net.oauth)
 }

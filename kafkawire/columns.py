@@ -10,7 +10,7 @@ core and the pure-Python reference build it from the same arrays.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,9 @@ from ._optional import require
 from .binary import BinaryColumn, as_binary_column
 
 _EMPTY_I32 = np.zeros(1, dtype=np.int32)
+
+if TYPE_CHECKING:
+    from ._pure.recview import RecordView
 
 __all__ = ["BinaryColumn", "Record", "RecordColumns", "as_binary_column"]
 
@@ -33,7 +36,29 @@ class Record(NamedTuple):
     headers: list[tuple[str, bytes | None]]
 
 
-class RecordColumns:
+class _Located:
+    """Where a RecordColumns came from: ``topic`` and ``partition`` when a fetch made it (its own base
+    class, so that ``RecordColumns.__slots__`` stays the list of columns every builder sets)."""
+
+    __slots__ = ("_where",)
+
+    @property
+    def topic(self) -> str | None:
+        """The topic these records were fetched from (None for :func:`kafkawire.decode_records`)."""
+        where = getattr(self, "_where", None)
+        return where[0] if where is not None else None
+
+    @property
+    def partition(self) -> int:
+        """The partition these records were fetched from (-1 for :func:`kafkawire.decode_records`)."""
+        where = getattr(self, "_where", None)
+        return where[1] if where is not None else -1
+
+    def _locate(self, topic: str, partition: int) -> None:
+        self._where = (topic, partition)
+
+
+class RecordColumns(_Located):
     """Decoded records as numpy columns, one element per record.
 
     Per record: ``offset`` (int64), ``timestamp`` (int64 ms, -1 where the format has none),
@@ -53,7 +78,13 @@ class RecordColumns:
 
     ``next_offset`` is where the next fetch starts (past control and filtered batches too; -1 when no
     complete entry was seen and no fetch offset given); ``valid_bytes`` is how many input bytes were
-    complete entries (a fetch may end in a partial one).
+    complete entries (a fetch may end in a partial one). ``topic`` / ``partition``: where a fetch
+    (``Client.fetch``, ``Consumer.poll``) read them; None / -1 for :func:`kafkawire.decode_records`.
+
+    Iterating yields one :class:`~kafkawire.RecordView` per record, compiled with the core: its fields
+    (``key``, ``value``, ``offset``, ``headers``, ``topic``, ``partition``, ...) are read from the columns
+    when asked for. A view unpacks and compares equal like the :class:`Record` tuple, which
+    ``columns[i]`` and :meth:`to_records` still return.
     """
 
     #: Names of the per-batch numpy columns, in a stable order (used by equality and tests).
@@ -172,24 +203,15 @@ class RecordColumns:
             self.headers_of(i),
         )
 
-    def __iter__(self) -> Iterator[Record]:
-        offsets = self.offset.tolist()
-        timestamps = self.timestamp.tolist()
-        ttypes = self.timestamp_type.tolist()
-        keys = self.key.to_pylist()
-        values = self.value.to_pylist()
-        hoffs = self.header_offsets.tolist()
-        hkeys = [(k or b"").decode("utf-8", "surrogateescape") for k in self.header_key.to_pylist()]
-        hvals = self.header_value.to_pylist()
-        for i in range(len(offsets)):
-            lo, hi = hoffs[i], hoffs[i + 1]
-            yield Record(
-                offsets[i], timestamps[i], ttypes[i], keys[i], values[i], list(zip(hkeys[lo:hi], hvals[lo:hi]))
-            )
+    def __iter__(self) -> Iterator[RecordView]:
+        from ._impl import views  # (not at import: the compiled core imports this module)
+
+        it: Iterator[RecordView] = views.iter_records(self)
+        return it
 
     def to_records(self) -> list[Record]:
-        """Every record as a :class:`Record` (one Python object per record: for tests and small data)."""
-        return list(self)
+        """Every record as a :class:`Record` namedtuple (all fields copied out: for tests and small data)."""
+        return [view.to_record() for view in self]
 
     def __repr__(self) -> str:
         return (

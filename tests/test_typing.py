@@ -17,13 +17,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 USER_SCRIPT = ROOT / "tests" / "typing" / "user_script.py"
+FETCH_SCRIPT = ROOT / "tests" / "typing" / "fetch_fields.py"
 
 
-def _mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(*scripts: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-            "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache), str(script),
+            "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache), *map(str, scripts),
         ],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )
@@ -32,7 +33,7 @@ def _mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
 @pytest.mark.timeout(900)
 def test_user_script_passes_mypy_strict(tmp_path: Path) -> None:
-    proc = _mypy(USER_SCRIPT, tmp_path / "cache")
+    proc = _mypy(USER_SCRIPT, cache=tmp_path / "cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success: no issues found" in proc.stdout
 
@@ -49,12 +50,47 @@ def test_mypy_sees_kafkawire_types(tmp_path: Path) -> None:
         "cols.offsets\n"
         "Client('localhost:9092').fetch('t', '0', 0)\n"
     )
-    proc = _mypy(script, tmp_path / "cache")
+    proc = _mypy(script, cache=tmp_path / "cache")
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
     assert 'Incompatible types in assignment (expression has type "int", variable has type "str")' in out, out
     assert '"RecordColumns" has no attribute "offsets"' in out, out
     assert 'Argument 2 to "fetch" of "Client" has incompatible type "str"; expected "int"' in out, out
+
+
+@pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec
+@pytest.mark.timeout(900)
+def test_mypy_names_a_misspelled_field_of_a_decoded_fetch_response(tmp_path: Path) -> None:
+    """Issue 35: the message classes built from the schemas are typed (``kafkawire/protocol/_messages.pyi``), so a
+    misspelled field of a decoded ``FetchResponse`` partition is a type error, not a silent default. One mypy run
+    checks ``tests/typing/fetch_fields.py`` as written (no error) and copies of it with one mistake each."""
+    source = FETCH_SCRIPT.read_text()
+    mistakes = [
+        # a misspelled field read on a decoded partition
+        ("p.last_stable_offset))", "p.last_stable_ofset))",
+         '"PartitionData" has no attribute "last_stable_ofset"'),
+        # a misspelled keyword of a request's nested struct
+        ("fetch_offset=offset,", "fetch_ofset=offset,",
+         'Unexpected keyword argument "fetch_ofset" for "FetchPartition"'),
+        # a field read as the wrong type
+        ("log_start_offset: int =", "log_start_offset: bytes =",
+         'Incompatible types in assignment (expression has type "int", variable has type "bytes")'),
+    ]
+    copies, expected = [], []
+    for i, (right, wrong, error) in enumerate(mistakes):
+        assert source.count(right) == 1, right
+        line = source[: source.index(right)].count("\n") + 1
+        copy = tmp_path / f"mistake_{i}.py"
+        copy.write_text(source.replace(right, wrong))
+        copies.append(copy)
+        expected.append(f"mistake_{i}.py:{line}: error: {error}")
+    proc = _mypy(FETCH_SCRIPT, *copies, cache=tmp_path / "cache")
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert "fetch_fields.py" not in out, out  # the correct spelling passes
+    for error in expected:
+        assert error in out, (error, out)
+    assert " errors in 3 files (checked 4 source files)" in out, out  # one file per mistake, none else
 
 
 @pytest.mark.slow  # runs once in CI (the compiled pass), not again on the pure codec

@@ -54,5 +54,5 @@ class AdminBase:
     ) -> _T:
         d = self.client.deadline(timeout_ms, deadline)
         cluster = self.client.cluster
-        with cluster.lock:
+        with cluster.held(d, getattr(fn, "__name__", "admin call")):
             return fn(cluster, d, *args, **kwargs)

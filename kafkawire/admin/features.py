@@ -70,13 +70,14 @@ def update_features(
     def attempt(d: Deadline) -> None:
         conn = cluster.controller_connection(d)
         version = conn.version_for(UpdateFeaturesRequest, 1 if validate_only or upgrade_type != "upgrade" else 0)
-        how: dict[str, bool | int]
-        if version == 0:  # only a flag: any downgrade (Kafka treats it as a safe one)
-            how = {"allow_downgrade": upgrade_type != "upgrade"}
-        else:
-            how = {"upgrade_type": UPGRADE_TYPES[upgrade_type]}
         updates = [
-            UpdateFeaturesRequest.FeatureUpdateKey(feature=name, max_version_level=level, **how)
+            UpdateFeaturesRequest.FeatureUpdateKey(
+                feature=name,
+                max_version_level=level,
+                # v0 has only a flag: any downgrade (Kafka treats it as a safe one); v1+ the upgrade type
+                allow_downgrade=version == 0 and upgrade_type != "upgrade",
+                upgrade_type=UPGRADE_TYPES[upgrade_type] if version >= 1 else 1,
+            )
             for name, level in levels.items()
         ]
         req = UpdateFeaturesRequest(

@@ -212,8 +212,9 @@ class Client(ClusterCalls):
     def coordinator(self, group: str, *, refresh: bool = False, deadline: Deadline | None = None) -> BrokerConnection:
         """A connected :class:`BrokerConnection` to the coordinator of consumer ``group`` (found with
         FindCoordinator when unknown or ``refresh``). One attempt: the caller retries."""
-        with self.cluster.lock:
-            return self.cluster.coordinator(group, self.deadline(None, deadline), refresh=refresh)
+        d = self.deadline(None, deadline)
+        with self.cluster.held(d, f"coordinator of group {group!r}"):
+            return self.cluster.coordinator(group, d, refresh=refresh)
 
     def forget_coordinator(self, group: str) -> None:
         """Drop the cached coordinator of ``group`` (after NOT_COORDINATOR or a broken connection)."""
@@ -279,7 +280,7 @@ class Client(ClusterCalls):
             return result
         d = self.deadline(self.delivery_timeout_ms if timeout_ms is None else timeout_ms, deadline)
         state = self._producer if producer_state is None else producer_state
-        with self.cluster.lock:
+        with self.cluster.held(d, f"produce to {topic!r}"):
             block_ms = DEFAULT_MAX_BLOCK_MS if max_block_ms is None else max_block_ms
             try:
                 parts = partition_records(self.cluster, self._partitioner, d.sooner(block_ms / 1000), topic,
@@ -365,7 +366,7 @@ class Client(ClusterCalls):
         if timeout_ms is None and deadline is None:
             timeout_ms = min(self.retry_policy.timeout_ms, self.request_timeout_ms + max_wait_ms)
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, "fetch"):
             return _fetch.fetch_many(
                 self.cluster,
                 d,
@@ -400,7 +401,7 @@ class Client(ClusterCalls):
         ts = _offsets.timestamp_spec(timestamp)
         level = 1 if isolation == "read_committed" else 0
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, f"list_offsets of {topic!r}"):
             return _offsets.list_offsets(self.cluster, d, topic, partitions, ts, level)
 
     def commit_offsets(
@@ -420,7 +421,7 @@ class Client(ClusterCalls):
         (what a consumer with manual assignment does).
         """
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, f"commit of group {group!r}"):
             _offsets.commit_offsets(self.cluster, d, group, offsets, generation_id=generation_id, member_id=member_id)
 
     def committed(
@@ -433,7 +434,7 @@ class Client(ClusterCalls):
     ) -> dict[tuple[str, int], CommittedOffset]:
         """Committed offsets of consumer ``group`` for ``[(topic, partition), ...]`` (-1: none)."""
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, f"committed offsets of group {group!r}"):
             return _offsets.committed(self.cluster, d, group, list(partitions))
 
 

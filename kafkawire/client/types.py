@@ -133,6 +133,11 @@ class FetchResult:
     log_start_offset: int = -1
     error: Exception | None = None
 
+    def __post_init__(self) -> None:
+        # The records know where they came from, so that their per-record views carry topic and partition.
+        if self.records is not None:
+            self.records._locate(self.topic, self.partition)
+
     @property
     def next_offset(self) -> int:
         nxt = int(self.records.next_offset) if self.records is not None else -1

@@ -21,6 +21,9 @@ null and empty are different values; tagged structs None, which stands for the d
 field set to a non-default value in a version that cannot carry it raises
 :class:`kafkawire.errors.ProtocolError`, unless the spec marks it *ignorable* (then it is dropped).
 Decoding malformed or hostile bytes raises :class:`kafkawire.errors.ProtocolError` and nothing else.
+A decoded message sets every field, a field its version lacks holding that default, so fields are read
+directly. Each class, field and constructor keyword is typed for mypy (``_messages.pyi``, generated from the
+schemas by ``scripts/gen_message_stubs.py``): a misspelled field is a type error.
 ``decode`` also rejects bytes left over after the body unless ``allow_trailing=True`` (a client should
 pass it: librdkafka's mock cluster ends flexible Metadata responses with a stray byte).
 
@@ -65,7 +68,10 @@ from __future__ import annotations
 
 # kafkawire.protocol.negotiation is imported where it is used: it builds on the message classes made here.
 from . import errors
-from ._registry import API_MODULES, build_pair
+from ._messages import *  # noqa: F403  # every request and response class, typed in _messages.pyi
+from ._messages import API_BY_KEY
+from ._messages import __all__ as _message_names
+from ._registry import API_MODULES
 from .headers import (
     RequestHeader,
     ResponseHeader,
@@ -76,130 +82,6 @@ from .headers import (
     response_header_version,
 )
 from .message import Message, Request, Response, Struct
-
-ProduceRequest, ProduceResponse = build_pair("produce")
-FetchRequest, FetchResponse = build_pair("fetch")
-ListOffsetsRequest, ListOffsetsResponse = build_pair("list_offsets")
-MetadataRequest, MetadataResponse = build_pair("metadata")
-OffsetCommitRequest, OffsetCommitResponse = build_pair("offset_commit")
-OffsetFetchRequest, OffsetFetchResponse = build_pair("offset_fetch")
-FindCoordinatorRequest, FindCoordinatorResponse = build_pair("find_coordinator")
-JoinGroupRequest, JoinGroupResponse = build_pair("join_group")
-HeartbeatRequest, HeartbeatResponse = build_pair("heartbeat")
-LeaveGroupRequest, LeaveGroupResponse = build_pair("leave_group")
-SyncGroupRequest, SyncGroupResponse = build_pair("sync_group")
-DescribeGroupsRequest, DescribeGroupsResponse = build_pair("describe_groups")
-ListGroupsRequest, ListGroupsResponse = build_pair("list_groups")
-SaslHandshakeRequest, SaslHandshakeResponse = build_pair("sasl_handshake")
-ApiVersionsRequest, ApiVersionsResponse = build_pair("api_versions")
-CreateTopicsRequest, CreateTopicsResponse = build_pair("create_topics")
-DeleteTopicsRequest, DeleteTopicsResponse = build_pair("delete_topics")
-DeleteRecordsRequest, DeleteRecordsResponse = build_pair("delete_records")
-InitProducerIdRequest, InitProducerIdResponse = build_pair("init_producer_id")
-AddPartitionsToTxnRequest, AddPartitionsToTxnResponse = build_pair("add_partitions_to_txn")
-AddOffsetsToTxnRequest, AddOffsetsToTxnResponse = build_pair("add_offsets_to_txn")
-EndTxnRequest, EndTxnResponse = build_pair("end_txn")
-TxnOffsetCommitRequest, TxnOffsetCommitResponse = build_pair("txn_offset_commit")
-DescribeConfigsRequest, DescribeConfigsResponse = build_pair("describe_configs")
-SaslAuthenticateRequest, SaslAuthenticateResponse = build_pair("sasl_authenticate")
-CreatePartitionsRequest, CreatePartitionsResponse = build_pair("create_partitions")
-DeleteGroupsRequest, DeleteGroupsResponse = build_pair("delete_groups")
-IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse = build_pair("incremental_alter_configs")
-DescribeClusterRequest, DescribeClusterResponse = build_pair("describe_cluster")
-ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse = build_pair("consumer_group_heartbeat")
-ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse = build_pair("consumer_group_describe")
-OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse = build_pair("offset_for_leader_epoch")
-WriteTxnMarkersRequest, WriteTxnMarkersResponse = build_pair("write_txn_markers")
-DescribeAclsRequest, DescribeAclsResponse = build_pair("describe_acls")
-CreateAclsRequest, CreateAclsResponse = build_pair("create_acls")
-DeleteAclsRequest, DeleteAclsResponse = build_pair("delete_acls")
-DescribeLogDirsRequest, DescribeLogDirsResponse = build_pair("describe_log_dirs")
-ElectLeadersRequest, ElectLeadersResponse = build_pair("elect_leaders")
-AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse = build_pair("alter_partition_reassignments")
-ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse = build_pair("list_partition_reassignments")
-OffsetDeleteRequest, OffsetDeleteResponse = build_pair("offset_delete")
-DescribeClientQuotasRequest, DescribeClientQuotasResponse = build_pair("describe_client_quotas")
-AlterClientQuotasRequest, AlterClientQuotasResponse = build_pair("alter_client_quotas")
-DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse = build_pair(
-    "describe_user_scram_credentials"
-)
-AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse = build_pair("alter_user_scram_credentials")
-UpdateFeaturesRequest, UpdateFeaturesResponse = build_pair("update_features")
-DescribeProducersRequest, DescribeProducersResponse = build_pair("describe_producers")
-DescribeTransactionsRequest, DescribeTransactionsResponse = build_pair("describe_transactions")
-ListTransactionsRequest, ListTransactionsResponse = build_pair("list_transactions")
-DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse = build_pair("describe_topic_partitions")
-ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse = build_pair("share_group_heartbeat")
-ShareGroupDescribeRequest, ShareGroupDescribeResponse = build_pair("share_group_describe")
-ShareFetchRequest, ShareFetchResponse = build_pair("share_fetch")
-ShareAcknowledgeRequest, ShareAcknowledgeResponse = build_pair("share_acknowledge")
-DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse = build_pair("describe_share_group_offsets")
-AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse = build_pair("alter_share_group_offsets")
-DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse = build_pair("delete_share_group_offsets")
-
-#: API key -> (request class, response class), for every API this package speaks.
-API_BY_KEY: dict[int, tuple[type[Request], type[Response]]] = {
-    req.API_KEY: (req, req.RESPONSE)
-    for req in (
-        ProduceRequest,
-        FetchRequest,
-        ListOffsetsRequest,
-        MetadataRequest,
-        OffsetCommitRequest,
-        OffsetFetchRequest,
-        FindCoordinatorRequest,
-        JoinGroupRequest,
-        HeartbeatRequest,
-        LeaveGroupRequest,
-        SyncGroupRequest,
-        DescribeGroupsRequest,
-        ListGroupsRequest,
-        SaslHandshakeRequest,
-        ApiVersionsRequest,
-        CreateTopicsRequest,
-        DeleteTopicsRequest,
-        DeleteRecordsRequest,
-        InitProducerIdRequest,
-        AddPartitionsToTxnRequest,
-        AddOffsetsToTxnRequest,
-        EndTxnRequest,
-        TxnOffsetCommitRequest,
-        DescribeConfigsRequest,
-        SaslAuthenticateRequest,
-        CreatePartitionsRequest,
-        DeleteGroupsRequest,
-        IncrementalAlterConfigsRequest,
-        DescribeClusterRequest,
-        ConsumerGroupHeartbeatRequest,
-        ConsumerGroupDescribeRequest,
-        OffsetForLeaderEpochRequest,
-        WriteTxnMarkersRequest,
-        DescribeAclsRequest,
-        CreateAclsRequest,
-        DeleteAclsRequest,
-        DescribeLogDirsRequest,
-        ElectLeadersRequest,
-        AlterPartitionReassignmentsRequest,
-        ListPartitionReassignmentsRequest,
-        OffsetDeleteRequest,
-        DescribeClientQuotasRequest,
-        AlterClientQuotasRequest,
-        DescribeUserScramCredentialsRequest,
-        AlterUserScramCredentialsRequest,
-        UpdateFeaturesRequest,
-        DescribeProducersRequest,
-        DescribeTransactionsRequest,
-        ListTransactionsRequest,
-        DescribeTopicPartitionsRequest,
-        ShareGroupHeartbeatRequest,
-        ShareGroupDescribeRequest,
-        ShareFetchRequest,
-        ShareAcknowledgeRequest,
-        DescribeShareGroupOffsetsRequest,
-        AlterShareGroupOffsetsRequest,
-        DeleteShareGroupOffsetsRequest,
-    )
-}
 
 
 def read_response_header(
@@ -249,4 +131,5 @@ __all__ = [
     "errors",
     "read_response_header",
     "response_header_version",
-] + [name for req, resp in API_BY_KEY.values() for name in (req.__name__, resp.__name__)]
+]
+__all__ += _message_names

@@ -7,7 +7,10 @@ values that are encoded with :func:`kafkawire.encode_records` at encode time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..columns import RecordColumns
 
 __all__ = ["FetchPartitionMixin", "records_to_bytes"]
 
@@ -16,7 +19,7 @@ class FetchPartitionMixin:
     """Adds record decoding to a Fetch response partition (``FetchResponse.PartitionData``)."""
 
     __slots__ = ("_columns",)
-    _columns: Any
+    _columns: RecordColumns
 
     def records_columns(
         self,
@@ -24,7 +27,7 @@ class FetchPartitionMixin:
         verify_crc: bool = True,
         fetch_offset: int | None = None,
         isolation: str = "read_uncommitted",
-    ) -> Any:
+    ) -> RecordColumns:
         """Decode this partition's ``records`` into :class:`kafkawire.RecordColumns`.
 
         With ``isolation="read_committed"`` the partition's ``aborted_transactions`` are passed on, so
@@ -43,7 +46,7 @@ class FetchPartitionMixin:
         )
 
     @property
-    def columns(self) -> Any:
+    def columns(self) -> RecordColumns:
         """``records_columns()`` with default arguments, decoded on first access and cached."""
         try:
             return self._columns

@@ -9,15 +9,6 @@ prefix (its version is told by its length: v1 appends the generation).
 
 from __future__ import annotations
 
-from typing import Any
-
-from ._registry import read_schema_blocks
-from .message import DataMessage, build_message
+from ._messages import ConsumerProtocolAssignment, ConsumerProtocolSubscription, StickyAssignorUserData
 
 __all__ = ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment", "StickyAssignorUserData"]
-
-_BLOCKS = {block.split()[0]: block for block in read_schema_blocks("consumer_protocol")}
-
-ConsumerProtocolSubscription: Any = build_message(_BLOCKS["ConsumerProtocolSubscription"], DataMessage)
-ConsumerProtocolAssignment: Any = build_message(_BLOCKS["ConsumerProtocolAssignment"], DataMessage)
-StickyAssignorUserData: Any = build_message(_BLOCKS["StickyAssignorUserData"], DataMessage)

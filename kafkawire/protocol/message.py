@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import ProtocolError
 from . import _compile
@@ -27,29 +27,15 @@ _DECODE_ERRORS = (struct.error, IndexError, ValueError, UnicodeDecodeError, Over
 _ENCODE_ERRORS = (struct.error, AttributeError, TypeError, ValueError, OverflowError, UnicodeEncodeError)
 
 
-if TYPE_CHECKING:
-
-    class _StructMeta(type):
-        # Nested struct classes (``JoinGroupRequest.JoinGroupRequestProtocol``) are generated attributes.
-        def __getattr__(cls, name: str) -> Any: ...
-
-else:
-    _StructMeta = type
-
-
-class Struct(metaclass=_StructMeta):
+class Struct:
     """Base of every generated struct class: equality, repr and dict conversion over its fields."""
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-        # Generated from the schemas at import: a type checker sees every field as a keyword argument of
-        # the constructor and an attribute of type Any (the schemas, not Python annotations, define them).
-        def __init__(self, **fields: Any) -> None: ...
-
-        def __getattr__(self, name: str) -> Any: ...
-
-        def __setattr__(self, name: str, value: Any) -> None: ...
+    # The generated classes' fields, constructors and nested structs are typed in ``_messages.pyi``
+    # (scripts/gen_message_stubs.py): a misspelled field is a type error, not a silent default.
+    #: Unknown tagged fields read by the decoder, tag -> raw bytes, written back when re-encoded (KIP-482).
+    _unknown_tags: dict[int, bytes] | None
     #: Field names in schema order.
     FIELDS: ClassVar[tuple[str, ...]] = ()
     #: The schema node this class was built from.

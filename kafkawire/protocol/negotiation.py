@@ -124,10 +124,12 @@ class ApiVersionsExchange:
         from . import ApiVersionsRequest
 
         if client_software_version is None:
-            from .. import __version__ as client_software_version
+            from .. import __version__
+
+            client_software_version = __version__
         self.client_id = client_id
         self.software_name = client_software_name
-        self.software_version = client_software_version
+        self.software_version: str = client_software_version
         self.client = client
         top = ApiVersionsRequest.MAX_VERSION
         #: The ApiVersions version the next request uses.

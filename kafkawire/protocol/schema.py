@@ -128,14 +128,15 @@ class StructSchema:
     fields: list[Field] = field(default_factory=list)
 
     def signature(self) -> tuple[Any, ...]:
+        """What makes two structs of one message the same Python class: field names, types, nullability,
+        defaults and nested shapes, not the versions or tags carrying them (AddPartitionsToTxn's topic moved
+        into a batch of transactions in v4, KIP-890: the same ``AddPartitionsToTxnTopic`` serves both)."""
         return tuple(
             (
                 f.name,
                 f.type,
                 f.is_array,
-                str(f.versions),
-                str(f.nullable),
-                f.tag,
+                f.nullable.lo is not None,
                 repr(f.default),
                 f.struct.signature() if f.struct else None,
             )

@@ -2,37 +2,32 @@
 
 A Protobuf value in the Confluent wire format is magic byte 0, the schema id, the *message indexes* (a
 zig-zag varint count, then that many zig-zag varint indexes, the path from the file's top-level messages
-down to nested ones; a single 0 byte stands for ``[0]``), then the message. The registry holds the schema as
-a base64 serialized ``FileDescriptorProto`` (what confluent-kafka's ``ProtobufSerializer`` registers), with
-its imports as references; ``.proto`` text is not compiled here and is refused with a typed error.
+down to nested ones; a single 0 byte stands for ``[0]``), then the message. Schemas come from the registry
+in either form it holds them (base64 descriptors or ``.proto`` text: :mod:`kafkawire.serde.protobuf_schema`).
 
 This is the first, unoptimised stretch: messages are parsed by the ``protobuf`` runtime (upb, in C) one
 value at a time and converted to rows, then built into Arrow in one call. Types: scalars as their Arrow
 counterparts, ``bytes`` -> binary, enums -> string (the symbol), messages -> struct, ``repeated`` -> list,
-``map<K, V>`` -> map; a message field that is not set is null.
+``map<K, V>`` -> map; a message field that is not set is null, and so is a scalar with presence (proto3
+``optional``, oneof members, proto2); other unset scalars are their defaults.
 """
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from .._optional import require
 from ..binary import BinaryColumn
-from ..errors import KafkaWireError
 from .avro import MODES, AvroDecodeError
 from .framing import frame, values_column
-from .registered import as_registry, encoding_registry, visit_references
-from .registry import RegisteredSchema, SchemaRegistry, SchemaRegistryError
+from .protobuf_schema import SERIALIZED, ProtobufSchema, ProtobufSchemaError
+from .registered import as_registry, encoding_registry
+from .registry import SchemaRegistry, SchemaRegistryError
 
 __all__ = ["ProtobufDecodeError", "ProtobufSchemaError", "decode_protobuf", "encode_protobuf"]
 
 ERROR_COLUMN = "_error"
 _MAX_INDEXES = 64
-
-
-class ProtobufSchemaError(KafkaWireError, ValueError):
-    """A Protobuf schema kafkawire cannot use (``.proto`` text, a broken descriptor, an unknown message)."""
 
 
 class ProtobufDecodeError(AvroDecodeError):
@@ -43,106 +38,6 @@ class ProtobufDecodeError(AvroDecodeError):
 
 def _pb() -> Any:
     return require("google.protobuf", "kafkawire.serde.decode_protobuf", extra="protobuf")
-
-
-def _file_proto(text: str) -> Any:
-    from google.protobuf import descriptor_pb2
-
-    try:
-        raw = base64.b64decode(text, validate=True)
-        fdp = descriptor_pb2.FileDescriptorProto()
-        fdp.ParseFromString(raw)
-    except Exception:
-        raise ProtobufSchemaError("the schema is not a base64 serialized FileDescriptorProto (kafkawire does not "
-                                  "compile .proto text; register descriptors, as confluent-kafka does)") from None
-    if not fdp.name:
-        fdp.name = "schema.proto"
-    return fdp
-
-
-class _Schema:
-    """One registered Protobuf schema: its descriptor pool and file."""
-
-    def __init__(self, registry: Any, rs: RegisteredSchema) -> None:
-        from google.protobuf import descriptor_pb2, descriptor_pool
-
-        if rs.schema_type != "PROTOBUF":
-            raise ProtobufSchemaError(f"schema id {rs.schema_id} is a {rs.schema_type} schema, not Protobuf")
-        self.pool = descriptor_pool.DescriptorPool()
-        added: set[str] = set()
-
-        def add(fdp: Any, depth: int) -> None:
-            if fdp.name in added:
-                return
-            for dep in fdp.dependency:
-                if dep in added:
-                    continue
-                try:  # well-known types (google/protobuf/*.proto) come with the runtime
-                    known = descriptor_pool.Default().FindFileByName(dep)
-                except KeyError:
-                    continue
-                proto = descriptor_pb2.FileDescriptorProto()
-                known.CopyToProto(proto)
-                add(proto, depth + 1)
-            try:
-                self.pool.Add(fdp)
-            except Exception as e:
-                raise ProtobufSchemaError(f"descriptor {fdp.name!r} does not load: {e}") from None
-            added.add(fdp.name)
-
-        def load_ref(ref: Any, sub: RegisteredSchema, depth: int) -> None:
-            fdp = _file_proto(sub.schema)
-            fdp.name = ref.name
-            add(fdp, depth)
-
-        visit_references(registry, rs.references, load_ref, ProtobufSchemaError)
-        main = _file_proto(rs.schema)
-        add(main, 0)
-        self.file = self.pool.FindFileByName(main.name)
-        self.classes: dict[Any, Any] = {}
-
-    def named(self, name: str) -> tuple[Any, list[int]]:
-        """The message called ``name`` (full or short name) and its message indexes."""
-        def walk(types: list[Any], path: list[int]) -> Any:
-            for i, d in enumerate(types):
-                if name in (d.full_name, d.name):
-                    return d, path + [i]
-                found = walk(list(d.nested_types), path + [i])
-                if found is not None:
-                    return found
-            return None
-
-        found: tuple[Any, list[int]] | None = walk(list(self.file.message_types_by_name.values()), [])
-        if found is None:
-            raise ProtobufSchemaError(f"no message {name!r} in {self.file.name}")
-        return found
-
-    def only(self) -> tuple[Any, list[int]]:
-        """The file's one top-level message (a file with several needs ``message=``)."""
-        tops = list(self.file.message_types_by_name.values())
-        if len(tops) != 1:
-            raise ProtobufSchemaError(f"{self.file.name} has {len(tops)} top-level messages: say which (message=)")
-        return tops[0], [0]
-
-    def message(self, indexes: list[int]) -> Any:
-        types = list(self.file.message_types_by_name.values())
-        desc = None
-        for depth, i in enumerate(indexes):
-            if not 0 <= i < len(types):
-                raise ValueError(f"message index {i} at depth {depth} is out of range ({len(types)} messages)")
-            desc = types[i]
-            types = list(desc.nested_types)
-        if desc is None:
-            raise ValueError("no message index")
-        return desc
-
-    def message_class(self, desc: Any) -> Any:
-        cls = self.classes.get(desc)
-        if cls is None:
-            from google.protobuf import message_factory
-
-            cls = self.classes[desc] = message_factory.GetMessageClass(desc)
-        return cls
 
 
 def _repeated(f: Any) -> bool:
@@ -204,6 +99,8 @@ def _row(msg: Any) -> dict[str, Any]:
                 out[f.name] = [_row(x) for x in v]
             else:
                 out[f.name] = _row(v) if msg.HasField(f.name) else None
+        elif not _repeated(f) and f.has_presence and not msg.HasField(f.name):
+            out[f.name] = None  # proto3 optional, oneof members, proto2: unset is null, not the default
         elif f.type == F.TYPE_ENUM:
             names = f.enum_type.values_by_number
             out[f.name] = ([_symbol(names, x) for x in v] if _repeated(f) else _symbol(names, v))
@@ -253,13 +150,13 @@ class _WriterSchemas:
 
     def __init__(self, registry: SchemaRegistry) -> None:
         self.registry = registry
-        self._by_id: dict[int, _Schema | str] = {}
+        self._by_id: dict[int, ProtobufSchema | str] = {}
 
-    def get(self, sid: int) -> _Schema:
+    def get(self, sid: int) -> ProtobufSchema:
         got = self._by_id.get(sid)
         if got is None:
             try:
-                got = _Schema(self.registry, self.registry.get_schema(sid))
+                got = ProtobufSchema(self.registry, self.registry.get_schema(sid, format=SERIALIZED))
             except SchemaRegistryError as e:
                 if not e.not_found:
                     raise
@@ -276,7 +173,7 @@ def _reader_message(writers: _WriterSchemas, raws: list[Any], subject: str | Non
     """The reader message: ``message`` of ``subject``'s latest schema (else of the highest writer id among the
     values); without ``message``, the one the first value's indexes name."""
 
-    def pick(schema: _Schema) -> Any:
+    def pick(schema: ProtobufSchema) -> Any:
         if message is not None:
             return schema.named(message)[0]
         for raw in raws:
@@ -288,15 +185,17 @@ def _reader_message(writers: _WriterSchemas, raws: list[Any], subject: str | Non
         return schema.only()[0]
 
     if subject is not None:
-        return pick(_Schema(writers.registry, writers.registry.get_latest(subject)))
+        return pick(ProtobufSchema(writers.registry, writers.registry.get_latest(subject, format=SERIALIZED)))
     ids = sorted({int.from_bytes(r[1:5], "big", signed=True) for r in raws
                   if r is not None and len(r) >= 5 and r[0] == 0}, reverse=True)
+    reasons = []
     for sid in ids:
         try:
             return pick(writers.get(sid))
-        except ValueError:
-            continue
-    raise ValueError("no value carries a schema id the registry knows: give subject=")
+        except ValueError as e:
+            reasons.append(str(e))
+    raise ValueError("no value carries a schema id the registry knows: give subject="
+                     + (f" ({'; '.join(reasons[:3])})" if reasons else ""))
 
 
 def _parse_rows(raws: list[Any], writers: _WriterSchemas, permissive: bool) -> tuple[list[Any], dict[int, str]]:
@@ -389,8 +288,8 @@ def encode_protobuf(struct_array_or_table: Any, registry: Any, *, subject: str,
     pa = require("pyarrow", "kafkawire.serde.encode_protobuf")
     _pb()
     reg = encoding_registry(registry, subject, "encode_protobuf", "")
-    latest = reg.get_latest(subject)
-    schema = _Schema(reg, latest)
+    latest = reg.get_latest(subject, format=SERIALIZED)
+    schema = ProtobufSchema(reg, latest)
     desc, indexes = schema.named(message) if message is not None else schema.only()
     cls = schema.message_class(desc)
     header = bytearray()

@@ -45,15 +45,18 @@ def visit_references(
     visit: Callable[[Any, RegisteredSchema, int], None],
     error: type[Exception],
     depth: int = 0,
+    *,
+    format: str | None = None,
 ) -> None:
     """Call ``visit(reference, its registered schema, depth + 1)`` for each of ``refs``, after the schemas
     that one references in turn (so a schema's named types exist before the schema that uses them); an
-    ``error`` when they nest deeper than :data:`MAX_REFERENCE_DEPTH` or ``registry`` cannot look them up."""
+    ``error`` when they nest deeper than :data:`MAX_REFERENCE_DEPTH` or ``registry`` cannot look them up.
+    ``format`` is asked of the registry for each (:meth:`SchemaRegistry.get_schema`)."""
     if depth > MAX_REFERENCE_DEPTH:
         raise error(f"schema references nest deeper than {MAX_REFERENCE_DEPTH}")
     for ref in refs:
         if not isinstance(registry, SchemaRegistry):
             raise error("schema references need a SchemaRegistry")
-        sub = registry.get_version(ref.subject, ref.version)
-        visit_references(registry, sub.references, visit, error, depth + 1)
+        sub = registry.get_version(ref.subject, ref.version, format=format)
+        visit_references(registry, sub.references, visit, error, depth + 1, format=format)
         visit(ref, sub, depth + 1)

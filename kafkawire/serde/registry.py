@@ -167,9 +167,10 @@ class SchemaRegistry:
                 ssl_context.load_cert_chain(cert_file, key_file, key_password)
         self._ssl = ssl_context
         self._lock = threading.Lock()
-        self._by_id: dict[int, RegisteredSchema] = {}
-        self._latest: dict[str, tuple[float, RegisteredSchema]] = {}
-        self._versions: dict[tuple[str, int], RegisteredSchema] = {}
+        # keyed with the ``format`` asked for (None: the registry's default form)
+        self._by_id: dict[tuple[int, str | None], RegisteredSchema] = {}
+        self._latest: dict[tuple[str, str | None], tuple[float, RegisteredSchema]] = {}
+        self._versions: dict[tuple[str, int, str | None], RegisteredSchema] = {}
         self._registered: dict[tuple[str, str, str], RegisteredSchema] = {}
 
     # ----------------------------------------------------------------------------------------- config
@@ -315,20 +316,27 @@ class SchemaRegistry:
                                 int(ver) if ver is not None else None)
 
     # ------------------------------------------------------------------------------------------ API
-    def get_schema(self, schema_id: int, *, timeout: float | None = None) -> RegisteredSchema:
-        """The schema registered under ``schema_id`` (``GET /schemas/ids/{id}``); cached for good."""
+    def get_schema(self, schema_id: int, *, format: str | None = None,
+                   timeout: float | None = None) -> RegisteredSchema:
+        """The schema registered under ``schema_id`` (``GET /schemas/ids/{id}``); cached for good.
+
+        ``format`` asks for a form of the schema (``?format=``): ``"serialized"`` makes Confluent's registry
+        answer a Protobuf schema as a base64 ``FileDescriptorProto`` instead of ``.proto`` text, as
+        confluent-kafka's ``ProtobufDeserializer`` asks; registries that do not know the parameter (Apicurio)
+        answer what was registered."""
         if not _is_int(schema_id):
             raise TypeError(f"schema_id must be an int, not {type(schema_id).__name__}")
+        _check_format(format)
         with self._lock:
-            hit = self._by_id.get(schema_id)
+            hit = self._by_id.get((schema_id, format))
         if hit is not None:
             return hit
-        path = f"/schemas/ids/{schema_id}"
+        path = f"/schemas/ids/{schema_id}" + _format_query(format)
         answer = self._request("GET", path, None, self._deadline(timeout), schema_id=schema_id)
         schema = self._parse_schema(answer, path, schema_id=schema_id, subject=None)
         schema = RegisteredSchema(schema_id, schema.schema, schema.schema_type, schema.references)
         with self._lock:
-            self._by_id[schema_id] = schema
+            self._by_id[(schema_id, format)] = schema
         return schema
 
     def get_subjects(self, *, timeout: float | None = None) -> list[str]:
@@ -349,23 +357,25 @@ class SchemaRegistry:
                                       registry=self.urls[0], subject=subject)
         return [int(v) for v in answer]
 
-    def get_version(self, subject: str, version: int | str = "latest", *,
+    def get_version(self, subject: str, version: int | str = "latest", *, format: str | None = None,
                     timeout: float | None = None) -> RegisteredSchema:
-        """One version of ``subject`` (``"latest"`` by default; the latest is cached ``latest_ttl`` seconds)."""
+        """One version of ``subject`` (``"latest"`` by default; the latest is cached ``latest_ttl`` seconds);
+        ``format`` as for :meth:`get_schema`."""
         _check_subject(subject)
+        _check_format(format)
         if version != "latest" and not _is_int(version):
             raise TypeError(f"version must be an int or 'latest', not {version!r}")
         now = time.monotonic()
         with self._lock:
             if version == "latest":
-                cached = self._latest.get(subject)
+                cached = self._latest.get((subject, format))
                 if cached is not None and now - cached[0] < self.latest_ttl:
                     return cached[1]
             else:
-                hit = self._versions.get((subject, int(version)))
+                hit = self._versions.get((subject, int(version), format))
                 if hit is not None:
                     return hit
-        path = f"/subjects/{_q(subject)}/versions/{version}"
+        path = f"/subjects/{_q(subject)}/versions/{version}" + _format_query(format)
         answer = self._request("GET", path, None, self._deadline(timeout), subject=subject)
         schema = self._parse_schema(answer, path, schema_id=None, subject=subject)
         if not isinstance(answer, dict) or not _is_int(answer.get("id")):
@@ -373,16 +383,17 @@ class SchemaRegistry:
                                       subject=subject)
         with self._lock:
             if version == "latest":
-                self._latest[subject] = (now, schema)
+                self._latest[(subject, format)] = (now, schema)
             if schema.version is not None:
-                self._versions[(subject, schema.version)] = schema
-            self._by_id.setdefault(schema.schema_id, RegisteredSchema(
+                self._versions[(subject, schema.version, format)] = schema
+            self._by_id.setdefault((schema.schema_id, format), RegisteredSchema(
                 schema.schema_id, schema.schema, schema.schema_type, schema.references))
         return schema
 
-    def get_latest(self, subject: str, *, timeout: float | None = None) -> RegisteredSchema:
-        """``subject``'s latest version (cached ``latest_ttl`` seconds)."""
-        return self.get_version(subject, "latest", timeout=timeout)
+    def get_latest(self, subject: str, *, format: str | None = None,
+                   timeout: float | None = None) -> RegisteredSchema:
+        """``subject``'s latest version (cached ``latest_ttl`` seconds); ``format`` as for :meth:`get_schema`."""
+        return self.get_version(subject, "latest", format=format, timeout=timeout)
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO", *,
                  references: Sequence[SchemaReference] = (), timeout: float | None = None) -> int:
@@ -427,7 +438,7 @@ class SchemaRegistry:
                                  int(version) if _is_int(version) else None)
         with self._lock:
             self._registered[key] = found
-            self._by_id.setdefault(sid, RegisteredSchema(sid, schema, schema_type, tuple(references)))
+            self._by_id.setdefault((sid, None), RegisteredSchema(sid, schema, schema_type, tuple(references)))
         return found
 
     def test_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO", *,
@@ -458,7 +469,8 @@ class SchemaRegistry:
         if permanent:
             self._request("DELETE", f"/subjects/{_q(subject)}?permanent=true", None, deadline, subject=subject)
         with self._lock:
-            self._latest.pop(subject, None)
+            for latest_key in [k for k in self._latest if k[0] == subject]:
+                del self._latest[latest_key]
             for version_key in [k for k in self._versions if k[0] == subject]:
                 del self._versions[version_key]
             for schema_key in [k for k in self._registered if k[0] == subject]:
@@ -472,6 +484,15 @@ def _is_int(v: Any) -> bool:
 
 def _ms(v: str) -> float:
     return float(v) / 1000.0
+
+
+def _check_format(fmt: Any) -> None:
+    if fmt is not None and not isinstance(fmt, str):
+        raise TypeError(f"format must be a str or None, not {type(fmt).__name__}")
+
+
+def _format_query(fmt: str | None) -> str:
+    return "" if fmt is None else "?format=" + urllib.parse.quote(fmt, safe="")
 
 
 def _q(subject: str) -> str:

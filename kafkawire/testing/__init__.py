@@ -22,6 +22,11 @@ One module per broker: :mod:`.kafka`, :mod:`.noida`, :mod:`.tansu` and :mod:`.mo
 on :mod:`.brokers` (what they share); :mod:`.tls` makes the test certificates, :mod:`.maven` fetches jars,
 :mod:`.java` compiles and runs Java peers, and :mod:`.kdc` runs a real MIT Kerberos KDC for the GSSAPI listener
 (``start_broker("kafka", sasl_mechanisms=("GSSAPI",))`` starts one itself).
+
+Faults: a broker handle's ``restart()`` (a crash), ``pause()`` / ``resume()`` (SIGSTOP / SIGCONT: a hung
+broker, connections open, nothing answering) and :class:`~kafkawire.testing.proxy.FaultProxy` (latency and
+jitter, a bandwidth cap, a blackhole, a half-open connection, resets mid-response; brokers advertise through
+it, :func:`~kafkawire.testing.proxy.proxy_cluster` puts one before each broker of a cluster).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .brokers import Broker, BrokerStartError, free_port, wait_for_port
 from .kafka import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, ApacheKafkaBroker
 from .mock import MockCluster
 from .noida import NoidaBroker
+from .proxy import FaultProxy, proxy_cluster
 from .schema_registry import SchemaRegistryServer, start_schema_registry  # noqa: F401 (Apicurio, issue 20)
 from .start import start_broker
 from .tansu import TansuBroker
@@ -40,10 +46,12 @@ __all__ = [
     "ApacheKafkaBroker",
     "Broker",
     "BrokerStartError",
+    "FaultProxy",
     "MockCluster",
     "NoidaBroker",
     "TansuBroker",
     "free_port",
+    "proxy_cluster",
     "start_broker",
     "wait_for_port",
 ]

@@ -215,6 +215,15 @@ class Broker:
         """Kill the broker abruptly and start it again on the same address (not every kind can)."""
         raise NotImplementedError(f"{self.kind} brokers cannot be restarted")
 
+    def pause(self) -> None:
+        """Freeze the broker (SIGSTOP): its connections stay open and nothing answers, as in a long GC pause
+        or a frozen VM (Trogdor's ``ProcessStopFault``). :meth:`resume` thaws it."""
+        raise NotImplementedError(f"{self.kind} brokers cannot be paused")
+
+    def resume(self) -> None:
+        """Thaw a broker frozen by :meth:`pause` (SIGCONT); a no-op for one that is not paused."""
+        raise NotImplementedError(f"{self.kind} brokers cannot be paused")
+
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
         """Create a topic through a side channel (only brokers without CreateTopics need this)."""
         raise NotImplementedError(f"create topics on {self.kind} with CreateTopics (kafkawire.Client)")
@@ -337,6 +346,8 @@ class SubprocessBroker(Broker):
         self._process: Any = None  # the mirakuru executor while the broker runs
         self._restartable = False  # True once it has run: a restart may wait for its port to free up
         self._lock = threading.RLock()
+        #: True between :meth:`pause` and :meth:`resume`.
+        self.paused = False
 
     # subclasses -----------------------------------------------------------------------------------
     def command(self) -> list[str]:
@@ -472,10 +483,32 @@ class SubprocessBroker(Broker):
         (default :attr:`stop_grace`) without an exit, SIGKILL. Also reaps a process that died on its own.
         """
         with self._lock:
+            if self.paused:
+                self.resume()  # a stopped process acts on SIGTERM only once continued
             process, self._process = self._process, None
             if process is None:
                 return
             process.stop_within(self.stop_signal if sig is None else sig, self.stop_grace if grace is None else grace)
+
+    def pause(self) -> None:
+        """Freeze the broker's process group with SIGSTOP (see :meth:`Broker.pause`)."""
+        self._signal_group(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        """Thaw the broker's process group with SIGCONT (see :meth:`Broker.resume`)."""
+        if self.running:
+            self._signal_group(signal.SIGCONT)
+        self.paused = False
+
+    def _signal_group(self, sig: int) -> None:
+        # The broker leads its own session (_new_session_dying_with_parent): a JVM's threads and any
+        # helper processes are frozen and thawed together.
+        with self._lock:
+            pid = self.pid
+            if pid is None:
+                raise RuntimeError(f"{self.kind} broker on {self.host}:{self.port} is not running")
+            os.killpg(pid, sig)
 
     def stop(self) -> None:
         with self._lock:

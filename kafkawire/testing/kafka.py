@@ -3,7 +3,8 @@
 ``start_broker("kafka")`` resolves the broker's jars from Maven Central once (:mod:`.maven`, cached outside
 the repository), formats a KRaft log directory, and runs one JVM that is both broker and controller on two
 free loopback ports. It has the same surface as the other kinds (``.bootstrap``, ``.stop()``,
-``.restart(graceful=...)`` keeping its log directories, context manager, killed with its parent).
+``.restart(graceful=...)`` keeping its log directories, ``.pause()`` / ``.resume()`` (SIGSTOP / SIGCONT: a hung
+broker, connections open and nothing answering), context manager, killed with its parent).
 
 Security listeners sit beside the PLAINTEXT one on the same broker: ``tls=True`` adds ``SSL`` (a CA and a
 server certificate made at start, :mod:`.tls`; clients trust :attr:`ApacheKafkaBroker.ca_file`), and

@@ -155,7 +155,7 @@ def test_seek_assign_and_pause_drop_what_was_fetched_ahead(kafka_broker: Broker,
             assert int(batch[tps[0]].offset[0]) == 10
         for (_t, p), cols in batch.items():
             if p:  # the others go on from their positions, without a gap or a repeat
-                assert int(cols.offset[0]) == seen[p][-1] + 1 if seen.get(p) else 0
+                assert int(cols.offset[0]) == (seen[p][-1] + 1 if seen.get(p) else 0)
                 seen[p] += cols.offset.tolist()
         assert pos0 > 10
         # assign a subset: records of the others stop at once.

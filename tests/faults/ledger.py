@@ -62,6 +62,11 @@ class Ledger:
         with self._lock:
             self._read.update(bytes(v) for v in values if v is not None)
 
+    def duplicated_values(self) -> set[bytes]:
+        """Values read more than once."""
+        with self._lock:
+            return {v for v, n in self._read.items() if n > 1}
+
     def lost_values(self) -> set[bytes]:
         with self._lock:
             return self._acked - set(self._read)

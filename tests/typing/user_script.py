@@ -18,6 +18,7 @@ from kafkawire import (
     Producer,
     Record,
     RecordColumns,
+    RecordView,
     decode_records,
     encode_records,
 )
@@ -44,11 +45,29 @@ def roundtrip(values: list[bytes | None]) -> RecordColumns:
 def records_of(cols: RecordColumns) -> list[tuple[int, bytes | None]]:
     out: list[tuple[int, bytes | None]] = []
     for rec in cols:
-        r: Record = rec
+        r: RecordView = rec
         headers: list[tuple[str, bytes | None]] = r.headers
         assert isinstance(headers, list)
+        topic: str | None = r.topic
+        assert topic is None or r.partition >= 0
         out.append((r.offset, r.value))
+        whole: Record = r.to_record()
+        assert whole == r
     return out
+
+
+def consume_per_record(consumer: Consumer) -> int:
+    n = 0
+    for record in consumer.records(idle_timeout_ms=1_000):
+        key: bytes | None = record.key
+        offset: int = record.offset
+        n += len(record.value or b"") + len(key or b"") + offset
+        consumer.commit()
+    for record in consumer:
+        partition: int = record.partition
+        n += partition
+        break
+    return n
 
 
 def produce_and_fetch(bootstrap: str, topic: str) -> int:

@@ -42,7 +42,7 @@ class ClusterCalls:
     ) -> ClusterMetadata:
         """Metadata of ``topics`` (all topics when None); refreshes the client's cache."""
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, "metadata"):
             return self.cluster.call(
                 d,
                 lambda dd: self.cluster.fetch_metadata(topics, dd, allow_auto_create),
@@ -55,7 +55,7 @@ class ClusterCalls:
     ) -> list[int]:
         """The partition ids of ``topic``."""
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, f"metadata of {topic!r}"):
             tm = self.cluster.call(
                 d, lambda dd: self.cluster.topic(topic, dd, refresh=True), what=f"metadata of {topic!r}", topics=[]
             )
@@ -82,7 +82,7 @@ class ClusterCalls:
         call, the wait included.
         """
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, "create_topics"):
             _topics.create_topics(
                 self.cluster,
                 d,
@@ -104,5 +104,5 @@ class ClusterCalls:
     ) -> None:
         """Delete topics by name (``UnknownTopicOrPartitionError`` for a missing one unless ``missing_ok``)."""
         d = self.deadline(timeout_ms, deadline)
-        with self.cluster.lock:
+        with self.cluster.held(d, "delete_topics"):
             _topics.delete_topics(self.cluster, d, list(names), missing_ok=missing_ok)

@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
@@ -87,7 +88,9 @@ class Cluster:
     """Connections, metadata and coordinators of one cluster, and :meth:`call`, the retry loop.
 
     Not thread-safe on its own: callers hold :attr:`lock` (the :class:`~kafkawire.client.Client`
-    facade does, for the whole of each call).
+    facade does, for the whole of each call), taken through :meth:`held`, which waits for it no longer
+    than the caller's deadline: a call another thread holds the lock across a network wait for (a broker
+    that stopped answering) ends on time instead of queueing behind it (issue 34).
     """
 
     def __init__(
@@ -129,6 +132,23 @@ class Cluster:
         self.cluster_id: str | None = None
         self.controller_id = -1
         self.coordinators: dict[tuple[int, str], int] = {}  # (key type, key) -> node id
+
+    @contextmanager
+    def held(self, deadline: Deadline, what: str = "the call") -> Iterator[None]:
+        """Hold :attr:`lock` for a call bounded by ``deadline``: waits for it at most what is left, then
+        raises a (retriable) :class:`KafkaTimeoutError` saying another thread of this client held it."""
+        wait = min(deadline.remaining(), threading.TIMEOUT_MAX)
+        if not self.lock.acquire(timeout=wait):
+            err = KafkaTimeoutError(
+                f"{what}: the client was busy in another thread for the whole {wait:.3g} s left "
+                "(a call waiting on a broker that does not answer)"
+            )
+            err.no_time_left = True  # nothing was tried: the error before it says more about the cluster
+            raise err
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     # ------------------------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -441,8 +461,55 @@ class Cluster:
     def find_coordinator(self, key: str, key_type: int, deadline: Deadline) -> int:
         """The node id of the coordinator of ``key``: a consumer group (``key_type`` 0) or a transactional
         id (1, KIP-98), asked with FindCoordinator; the broker's address joins the known brokers."""
+        node, host, port = self.ask_coordinator(self.any_connection(deadline), key, key_type, deadline)
+        if node not in self.brokers:
+            self.brokers[node] = BrokerMetadata(node, host, port)
+        return node
+
+    def coordinator_address(
+        self, key: str, deadline: Deadline, *, refresh: bool = False, key_type: int = GROUP
+    ) -> BrokerMetadata:
+        """Where the coordinator of ``key`` is, for a thread with connections of its own (the heartbeat
+        thread): the cached answer, else FindCoordinator on a short-lived connection of its own. :attr:`lock`
+        is held only to read and record, never across the network: a hung broker holds this caller alone
+        up, not the calls of the thread that polls (issue 34)."""
+        with self.held(deadline, f"find coordinator of {key!r}"):
+            node = None if refresh else self.coordinators.get((key_type, key))
+            if node is not None and node in self.brokers:
+                return self.brokers[node]
+            if self.closed:
+                raise KafkaConnectionError("client is closed")
+            candidates = [(b.host, b.port, b.node_id) for b in self.brokers.values()]
+            candidates += [(h, p, -1) for h, p in self.bootstrap_servers]
+        last: BaseException | None = None
+        for host, port, node_id in candidates:
+            conn = self.new_connection(host, port, node_id)
+            try:
+                conn.connect(deadline=deadline)
+                node, host, port = self.ask_coordinator(conn, key, key_type, deadline)
+            except Exception as e:
+                if not is_retriable(e):
+                    raise
+                last = e
+                if deadline.expired():
+                    break
+                continue
+            finally:
+                conn.close()
+            found = BrokerMetadata(node, host, port)
+            with self.held(deadline, f"find coordinator of {key!r}"):
+                self.coordinators[(key_type, key)] = node
+                self.brokers.setdefault(node, found)
+            return found
+        if last is None:
+            raise NoBrokersAvailableError(f"no broker to ask for the coordinator of {key!r}")
+        raise last
+
+    def ask_coordinator(
+        self, conn: BrokerConnection, key: str, key_type: int, deadline: Deadline
+    ) -> tuple[int, str, int]:
+        """One FindCoordinator for ``key`` on ``conn``: the coordinator's node id, host and port."""
         what = "group" if key_type == 0 else "transactional id"
-        conn = self.any_connection(deadline)
         version = conn.version_for(FindCoordinatorRequest, 1 if key_type else 0)
         if version >= 4:  # KIP-699: batched keys
             req = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
@@ -456,10 +523,8 @@ class Cluster:
             code, msg = resp.error_code, getattr(resp, "error_message", None)
             node, host, port = resp.node_id, resp.host, resp.port
         raise_broker_error(code, msg, f"find coordinator of {what} {key!r}")
-        if node not in self.brokers:
-            self.brokers[node] = BrokerMetadata(node, host, port)
         log.debug("coordinator of %s %r is node %s (%s:%s)", what, key, node, host, port)
-        return int(node)
+        return int(node), str(host), int(port)
 
     def forget_coordinator(self, key: str, key_type: int = GROUP) -> None:
         """Drop the cached coordinator of ``key`` (after NOT_COORDINATOR or a broken connection)."""

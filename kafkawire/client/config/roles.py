@@ -116,6 +116,10 @@ PRODUCER_PARAMS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "message.timeout.ms": ("delivery_timeout_ms", int_value),  # librdkafka
     "transactional.id": ("transactional_id", str_value),
     "transaction.timeout.ms": ("transaction_timeout_ms", int_value),
+    # What send() may buffer before it blocks, and for how long (issue 32).
+    "buffer.memory": ("buffer_memory", int_value),
+    "max.block.ms": ("max_block_ms", int_value),
+    "queue.buffering.max.kbytes": ("buffer_memory", lambda name, v: int_value(name, v) * 1024),  # librdkafka
 }
 
 # Java client properties with no kafkawire equivalent: a warning naming the property says it is ignored.
@@ -133,7 +137,7 @@ IGNORED_CONSUMER = IGNORED_COMMON | {
     "internal.leave.group.on.close", "internal.throw.on.fetch.stable.offset.unsupported",
 }
 IGNORED_PRODUCER = IGNORED_COMMON | {
-    "buffer.memory", "max.block.ms", "key.serializer", "value.serializer", "partitioner.class",
+    "key.serializer", "value.serializer", "partitioner.class",
     "partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
     "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "metadata.max.idle.ms",
 }

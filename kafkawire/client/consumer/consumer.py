@@ -29,8 +29,9 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ... import _impl
 from ...columns import RecordColumns
 from ..client import EARLIEST, LATEST, Client, resolve_client
 from ..errors import KafkaClientError, WakeupError
@@ -48,6 +49,9 @@ from .prefetch import Prefetcher
 from .reconcile import REBALANCE_NEXT, Reconciler, join_group
 from .subscription import SubscriptionState
 
+if TYPE_CHECKING:
+    from ..._pure.recview import RecordCursor
+
 __all__ = ["Consumer", "CommitFailedError", "GroupProtocolUnsupportedError"]
 
 log = logging.getLogger("kafkawire.consumer")
@@ -64,6 +68,7 @@ _COUNTERS = (
     "commit_failures",
     "partitions_revoked",
     "partitions_lost",
+    "polls_unanswered",
 )
 
 
@@ -126,9 +131,11 @@ class Consumer:
 
     Deadlines: :meth:`poll` returns (possibly empty) or raises within its ``timeout_ms`` plus a few
     milliseconds, whatever the brokers do; when no broker answered during its whole timeout (connection
-    refused, a broker that accepts and never answers) it raises
-    :class:`~kafkawire.client.errors.KafkaTimeoutError` naming that error, and the next ``poll`` carries on
-    from where this one stopped. :meth:`close` never raises for a broker's answer.
+    refused, a broker that accepts and never answers, a hung one) it returns what arrived, nothing, as
+    Java's ``poll(Duration)`` does, says why in a WARNING on ``kafkawire.consumer`` and counts it in
+    :meth:`metrics` (``polls_unanswered``); the next ``poll`` carries on from where this one stopped.
+    Errors another attempt cannot cure (authorization, fencing, an invalid offset with no reset policy)
+    are raised. :meth:`close` never raises for a broker's answer.
 
     Rebalances with eager assignors (range, roundrobin, sticky) follow the Java consumer: after every
     rebalance each partition this member holds, whether it kept or gained it, restarts from the group's
@@ -160,6 +167,16 @@ class Consumer:
     Logging goes to the ``kafkawire.consumer`` logger: rebalances (partitions assigned and revoked) at
     INFO, failed commits with their cause and a poll timeout at WARNING. :meth:`metrics` gives lag per
     partition, records and bytes consumed, rebalances and commit failures.
+
+    Per record: ``for record in consumer:`` (or :meth:`records`, which can end after an idle time) yields
+    one :class:`~kafkawire.RecordView` per record (``record.value``, ``.key``, ``.offset``, ``.headers``,
+    ``.topic``, ``.partition``, ...), compiled and read from the columns ``poll()`` decoded, as
+    kafka-python's ``for msg in consumer`` and aiokafka's ``async for`` do. Commits from it are
+    at least once: the auto-commit, a rebalance and :meth:`close` commit only records the loop has moved
+    past (the record in hand is delivered again after a crash or a ``break``); a :meth:`commit` without
+    offsets in the loop's body also covers the record in hand (call it after processing that record).
+    Records still buffered when the application calls :meth:`poll` itself are fetched again, and a
+    :meth:`seek` drops those of its partition.
     """
 
     def __init__(
@@ -220,8 +237,9 @@ class Consumer:
         self._positions = Positions(self, self._state, self._counters)
         self._join_machinery(group_id)
         self._closed = False
+        self._cursor: RecordCursor | None = None  # the per-record loop's buffer (records())
         self._woken = threading.Event()  # wakeup() from another thread
-        self._retry = PollRetry(client, "poll", log)
+        self._retry = PollRetry(client, "poll", log, self._counters)
         self._missing = MissingTopics(client, log, self._counters)  # topics that do not exist: said (issue 34)
 
     def _join_machinery(self, group_id: str | None) -> None:
@@ -277,6 +295,7 @@ class Consumer:
     def unsubscribe(self, *, timeout_ms: float | None = None) -> None:
         """Give up the subscription: revoke (listener, then auto-commit) and leave the group."""
         if self._group is not None and self._state.subscribed:
+            self._settle_records()
             self._group.unsubscribe(self.client.deadline(timeout_ms))
 
     def subscription(self) -> list[str]:
@@ -285,8 +304,17 @@ class Consumer:
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         """Stop returning records of ``partitions`` (assigned ones) until :meth:`resume`; the group
-        membership goes on. As in Java, a rebalance forgets which partitions were paused."""
+        membership goes on. As in Java, a rebalance forgets which partitions were paused (and records of
+        them buffered by :meth:`records` are fetched again after the resume)."""
+        partitions = list(partitions)
         self._state.pause(partitions)
+        cursor = self._cursor
+        if cursor is not None:
+            pending = cursor.pending(True)
+            for tp in partitions:
+                if tp in pending and tp in self._state.positions:
+                    self._positions.set(tp, *pending[tp])
+                    cursor.discard(tp, keep_held=True)
 
     def resume(self, partitions: Iterable[TopicPartition]) -> None:
         """Return records of ``partitions`` again (partitions not paused are ignored)."""
@@ -300,6 +328,7 @@ class Consumer:
         """Read exactly these ``(topic, partition)`` pairs, outside any group rebalancing."""
         if self._state.subscribed:
             raise ValueError("cannot assign() while subscribed")
+        self._settle_records()
         self._state.assign(partitions)
 
     def assignment(self) -> list[TopicPartition]:
@@ -324,8 +353,10 @@ class Consumer:
         return GroupMetadata(self.group_id, self.generation, self.member_id, self.group_instance_id)
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
-        """Read ``partition`` from ``offset`` on."""
+        """Read ``partition`` from ``offset`` on (records of it buffered by :meth:`records` are dropped)."""
         self._positions.set(partition, int(offset), -1)
+        if self._cursor is not None:
+            self._cursor.discard(partition)
 
     def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         self._positions.reset(list(partitions or self._state.assignment), EARLIEST, self.client.deadline())
@@ -341,7 +372,8 @@ class Consumer:
 
     # -------------------------------------------------------------------------------------- commits
     def commit(self, offsets: Mapping[TopicPartition, int] | None = None, *, timeout_ms: float | None = None) -> None:
-        """Commit ``offsets`` (default: the current positions) for ``group_id``.
+        """Commit ``offsets`` (default: the current positions; in a :meth:`records` loop, up to and
+        including the record in hand, not the records buffered behind it) for ``group_id``.
 
         Raises :class:`CommitFailedError` when the group has rebalanced since this member joined (the
         next :meth:`poll` rejoins, and every partition restarts from its committed offset).
@@ -349,6 +381,9 @@ class Consumer:
         if self.group_id is None:
             raise ValueError("commit() needs a group_id")
         todo = dict(self._state.positions if offsets is None else offsets)
+        if offsets is None and self._cursor is not None:
+            # In a records() loop: up to and including the record in hand, not the records buffered behind it.
+            todo.update({tp: off for tp, (off, _) in self._cursor.pending(True).items() if tp in todo})
         if todo:
             member = self._member if self._state.subscribed else None
             self._commits.commit(todo, self.client.deadline(timeout_ms), member)
@@ -382,13 +417,16 @@ class Consumer:
 
         Returns an empty dict when nothing arrived in time. Positions advance past what is returned.
         Returns or raises within ``timeout_ms`` (plus scheduling noise). When no broker answered anything
-        during the whole timeout because of an error (connection refused, a broker that accepts and never
-        answers), raises :class:`KafkaTimeoutError` naming that error; calling ``poll`` again carries on
-        from where this one stopped. Errors a busy broker answers with are retried quietly (logged at
-        DEBUG on ``kafkawire.consumer``).
+        during the whole timeout (connection refused, a broker that accepts and never answers, a hung
+        one), returns an empty dict too, logs the error at WARNING (once per such streak) and counts it
+        in ``metrics()["polls_unanswered"]``; calling ``poll`` again carries on from where this one
+        stopped. Errors a busy broker answers with are retried quietly (logged at DEBUG on
+        ``kafkawire.consumer``); errors no retry can cure (authorization, fencing, an invalid offset
+        with ``auto_offset_reset="none"``) are raised.
         """
         if self._closed:
             raise KafkaClientError("consumer is closed")
+        self._settle_records()
         deadline = Deadline.from_ms(timeout_ms)
         retry = self._retry
         retry.begin()
@@ -407,6 +445,54 @@ class Consumer:
             if out or deadline.expired() or out is REBALANCE_NEXT:
                 retry.answered()
                 return {} if out is REBALANCE_NEXT else out
+
+    # ----------------------------------------------------------------------------------- per record
+    def __iter__(self) -> RecordCursor:
+        """``for record in consumer:``: :meth:`records` without an end."""
+        return self.records()
+
+    def records(self, idle_timeout_ms: float | None = None, *, poll_timeout_ms: float = 1_000) -> RecordCursor:
+        """An iterator of one :class:`~kafkawire.RecordView` per record, across the assigned partitions, in
+        offset order within each; it polls (``poll(poll_timeout_ms)``) whenever the records it holds are
+        spent, and ends when ``idle_timeout_ms`` pass without a record (None: never; kafka-python's
+        ``consumer_timeout_ms``). What ``poll`` raises comes out of the loop.
+
+        At least once: commits made while it runs (the auto-commit from its polls, a rebalance,
+        :meth:`close`) cover only the records the loop has moved past, i.e. asked the next record after;
+        :meth:`commit` in the loop's body covers the record in hand too. Stopping the loop (``break``, an
+        exception) keeps the buffered records: the next ``records()`` goes on with them.
+        """
+        cursor = self._cursor
+        if cursor is None:
+            cursor = self._cursor = _impl.views.RecordCursor(None)
+        cursor.refill = self._refiller(idle_timeout_ms, poll_timeout_ms)
+        return cursor
+
+    def _refiller(self, idle_timeout_ms: float | None, poll_timeout_ms: float) -> Any:
+        """The cursor's refill: the next non-empty poll, or None once ``idle_timeout_ms`` passed without one."""
+
+        def refill() -> dict[TopicPartition, RecordColumns] | None:
+            idle = None if idle_timeout_ms is None else Deadline.from_ms(idle_timeout_ms)
+            while True:
+                wait = poll_timeout_ms if idle is None else min(poll_timeout_ms, idle.remaining_ms())
+                got = self.poll(wait)
+                if got:
+                    return got
+                if idle is not None and idle.expired():
+                    return None
+
+        return refill
+
+    def _settle_records(self) -> None:
+        """Records buffered by :meth:`records` and not moved past go back: their partitions' positions
+        return to the first of them (fetched again; the record in hand counts as not processed)."""
+        cursor = self._cursor
+        if cursor is None:
+            return
+        for tp, (offset, epoch) in cursor.pending(False).items():
+            if tp in self._state.positions:
+                self._positions.set(tp, offset, epoch)
+        cursor.discard()
 
     def wakeup(self) -> None:
         """Make the ``poll()`` under way (within about ``max_wait_ms``) or the next one raise
@@ -448,7 +534,8 @@ class Consumer:
 
         ``records_consumed`` / ``bytes_consumed`` (key and value bytes returned by :meth:`poll`),
         ``rebalances`` (generations joined, or assignment changes on the consumer protocol),
-        ``commit_failures``, ``partitions_revoked`` / ``partitions_lost`` (summed over rebalances: with
+        ``commit_failures``, ``polls_unanswered`` (polls during which no broker answered),
+        ``partitions_revoked`` / ``partitions_lost`` (summed over rebalances: with
         eager assignors every rebalance revokes everything held, with cooperative ones only what moves),
         ``generation`` (the member epoch on the consumer protocol), and ``partitions``:
         ``{(topic, partition): {"position", "high_watermark", "lag"}}`` where ``lag`` is the high
@@ -475,6 +562,7 @@ class Consumer:
         """
         if self._closed:
             return
+        self._settle_records()  # a records() loop stopped midway: commit only what it moved past
         self._closed = True
         deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:

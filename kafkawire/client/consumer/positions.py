@@ -130,7 +130,7 @@ class Positions:
                 asked[tp] = state.epochs[tp]
         if not asked:
             return
-        with cluster.lock:
+        with cluster.held(deadline, "offsets for leader epochs"):
             ends = end_offsets_for_epochs(cluster, deadline, asked)
         policy = self.consumer.auto_offset_reset
         for tp, end in ends.items():

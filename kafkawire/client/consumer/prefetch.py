@@ -32,7 +32,6 @@ import struct
 import threading
 from collections import deque
 from collections.abc import Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,6 +203,12 @@ class Prefetcher:
         client closed instead, nothing is left to drain: closing its connections ends the thread's read.)"""
         deadline = Deadline.from_ms(timeout_ms)
         if self._ahead:  # (_drain keeps its errors: nothing here raises)
-            with self._lock if self._lock is not None else nullcontext():
-                self.drain_except(set(), deadline)
+            lock = self._lock
+            # Within timeout_ms, the wait for the client's lock included: another thread's call may hold it.
+            if lock is None or lock.acquire(timeout=min(deadline.remaining(), threading.TIMEOUT_MAX)):
+                try:
+                    self.drain_except(set(), deadline)
+                finally:
+                    if lock is not None:
+                        lock.release()
         self._reader.close(min(1.0, deadline.remaining()))

@@ -305,7 +305,7 @@ def _validate(
             leader_epochs[tp] = current
     if not asked:
         return
-    with cluster.lock:
+    with cluster.held(call, "offsets for leader epochs"):
         ends = end_offsets_for_epochs(cluster, call, asked)
     for tp, e in ends.items():
         if e.end_offset < 0 or e.end_offset < positions[tp]:

@@ -210,7 +210,7 @@ class GroupMember:
         has rejoined (up to the rebalance timeout), and a connection waiting for it can carry nothing
         else. The Java consumer's network thread plays this part.
         """
-        with self.client.lock:
+        with self.client.cluster.held(deadline, f"join group {self.group_id!r}"):
             conn = self._conn(deadline)
             where = (conn.host, conn.port, conn.node_id)
         join_conn = self._join_conn
@@ -273,7 +273,7 @@ class GroupMember:
         # have chosen among what we offered, so fall back to our first choice.
         protocol = resp.protocol_name or self.assignors[0]
         assignments: list[Any] = []
-        if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
+        if resp.leader == resp.member_id and not resp.skip_assignment:  # False below v9
             # KIP-814: a static leader that rejoined without a rebalance is told to skip the assignment;
             # SyncGroup with no assignments then hands back the current one.
             assignments, self.withheld = leader_assignments(

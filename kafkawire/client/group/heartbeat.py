@@ -21,8 +21,10 @@ Locking (the rules both threads follow):
   send, close) notifies it.
 * The thread's requests (heartbeats, auto-commits) go over a connection of its own to the coordinator
   (:class:`CoordinatorLink`), so a ``poll()`` holding the client's lock through a fetch (up to
-  ``max_wait_ms``) never delays a heartbeat. The client's lock (``Client.lock``) is taken only briefly, to
-  look the coordinator up (and, on KIP-848, for topic ids from metadata); a :class:`BrokerConnection`
+  ``max_wait_ms``) never delays a heartbeat. The client's lock (``Client.lock``) is taken only briefly and
+  never across a network wait: to read the cached coordinator (FindCoordinator, when needed, goes over a
+  short-lived connection of the thread's own, :meth:`Cluster.coordinator_address`; a hung broker held
+  the lock 10 s there, issue 34) and, on KIP-848, for topic ids from metadata; a :class:`BrokerConnection`
   serialises its own use.
 * Listener callbacks, positions and the assignment belong to the thread that polls: the heartbeat thread
   only records what the coordinator said (``needs_rejoin``, a lost membership, a new target assignment)
@@ -74,19 +76,20 @@ class CoordinatorLink:
         if conn is not None and conn.connected and not self._refresh:
             return conn
         refresh, self._refresh = self._refresh, False
-        shared = self.client.coordinator(self.group_id, refresh=refresh, deadline=deadline)
-        where = (shared.host, shared.port, shared.node_id)
+        # The address only: the shared connection is neither connected nor used here, so no network wait
+        # happens under the client's lock, which the polling thread's deadline depends on (issue 34).
+        where = self.client.cluster.coordinator_address(self.group_id, deadline, refresh=refresh)
         if conn is not None:
             conn.close()
-        self._conn = conn = self.client.cluster.new_connection(*where)
+        self._conn = conn = self.client.cluster.new_connection(where.host, where.port, where.node_id)
         return conn.connect(deadline=deadline)
 
     def failed(self) -> None:
-        """The coordinator moved or its connection broke: look it up again next time."""
+        """The coordinator moved or its connection broke: look it up again next time (the next lookup asks
+        afresh, so the shared cache is not touched here: that would wait for the client's lock)."""
         self._refresh = True
         if self._conn is not None:
             self._conn.close()
-        self.client.forget_coordinator(self.group_id)
 
     def close(self) -> None:
         if self._conn is not None:

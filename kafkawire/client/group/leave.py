@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...protocol import LeaveGroupResponse
 from ...protocol.errors import broker_error
 from ..net.deadline import Deadline
 
@@ -34,11 +35,13 @@ def say_goodbye(
     """Send ``request_for(conn)`` (the request and its version) to ``group_id``'s coordinator (looked up
     again first with ``refresh``) and log the answer; ``what`` names the goodbye in the log."""
     try:
-        with client.lock:
+        with client.cluster.held(deadline, what):
             conn = client.coordinator(group_id, refresh=refresh, deadline=deadline)
             request, version = request_for(conn)
             response = conn.request(request, version, deadline=deadline)
-        err = broker_error(response.error_code, getattr(response, "error_message", None), what)
+        # LeaveGroup's answer has no error_message; the leaving heartbeats' answers have one.
+        message = None if isinstance(response, LeaveGroupResponse) else response.error_message
+        err = broker_error(response.error_code, message, what)
         if err is not None:
             log.info("%s: the coordinator answered with %s", what, err)
     except Exception as e:

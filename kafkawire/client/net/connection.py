@@ -396,6 +396,10 @@ class BrokerConnection:
                 if correlation_id not in self._inflight:
                     return correlation_id in self._ready
 
+    def awaiting(self, correlation_id: int) -> bool:
+        """Whether ``correlation_id``'s answer is still to be read off this (open) connection."""
+        return self._sock is not None and correlation_id in self._inflight
+
     def _require_socket(self) -> socket.socket:
         if self._sock is None:
             if self._closed_error is not None:
@@ -514,7 +518,13 @@ class BrokerConnection:
 
         if version is None:
             version = self.version_for(type(request))
-        with self._lock:
+        # Another thread may hold the connection while it reads an answer (up to its own deadline): wait for
+        # it no longer than this request's limit, and leave the connection as it is (issue 34).
+        wait = self._limit(timeout_ms, deadline).remaining()
+        if not self._lock.acquire(timeout=min(wait, threading.TIMEOUT_MAX)):
+            raise KafkaTimeoutError(f"no time left to send to {self.host}:{self.port} within {wait:.3g} s "
+                                    "(another thread was reading an answer off the connection)")  # fmt: skip
+        try:
             self._require_socket()
             cid = self.next_correlation_id()
             frame = request.encode(version=version, correlation_id=cid, client_id=self.client_id)
@@ -522,6 +532,8 @@ class BrokerConnection:
                 self.metrics.record_request(request.API_KEY, len(frame))
             self.send_frame(frame, cid, expect_response=expect_response, timeout_ms=timeout_ms, deadline=deadline,
                             expect_bytes=expect_bytes)
+        finally:
+            self._lock.release()
         if not expect_response:
             return None
         return PendingResponse(self, cid, API_BY_KEY[request.API_KEY][1], version)

@@ -1,131 +1,74 @@
 """Records waiting to be written, per topic (the Java client's ``RecordAccumulator``).
 
-``Producer.send()`` appends a record to its topic's :class:`TopicBuffer`; the sender
-(:mod:`.sender`) detaches a buffer to write it and puts back in front what was neither written nor
-handed back. Not thread-safe on its own: every method is called with the producer's lock held.
+``Producer.send()`` is :meth:`SendPath.send` of the compiled accumulator (``_accumulator.pyx``, or its pure
+twin ``_accumulator_pure.py``): it appends a record to its topic's :class:`RecordBuffer` (columns, not
+per-record objects) and counts its bytes against ``buffer_memory``. The sender (:mod:`.sender`) detaches a
+buffer to write it and puts back in front what was neither written nor handed back; the bytes of a record are
+released once it is acknowledged or failed, as the Java client frees a batch's memory when it completes.
+Not thread-safe on its own: every method is called with the producer's lock held (``send`` takes it).
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .delivery import DeliveryFuture
+import numpy as np
+
+from ._impl import accumulator_impl
+from .delivery import DeliveryBatch
 from .settings import ProducerSettings
+from .transaction import TransactionManager, TransactionState
 
-__all__ = ["FULL", "LINGERED", "RecordAccumulator", "TopicBuffer", "as_bytes"]
+if TYPE_CHECKING:
+    from ._accumulator_pure import FULL, LINGERED, NO_SPACE, RecordBuffer, SendPath
+else:
+    FULL, LINGERED, NO_SPACE = accumulator_impl.FULL, accumulator_impl.LINGERED, accumulator_impl.NO_SPACE
+    RecordBuffer, SendPath = accumulator_impl.RecordBuffer, accumulator_impl.SendPath
 
-#: What :meth:`RecordAccumulator.append` asks of its caller: write the buffer now (back-pressure) ...
-FULL = 1
-#: ... or write it unless a write is under way (see ``Producer.send``).
-LINGERED = 2
+__all__ = ["FULL", "LINGERED", "NO_SPACE", "RecordAccumulator", "RecordBuffer"]
 
-_MIN_INLINE_MS = 1.0  # the youngest buffer send() writes itself (see append())
-
-
-def as_bytes(data: bytes | bytearray | memoryview | str | None) -> bytes | None:
-    """A value or key as the buffer keeps it: ``str`` as UTF-8; a bytearray or memoryview copied (the caller
-    may change it before the batch is written; a memoryview's ``len`` counts items, not bytes)."""
-    if data is None or isinstance(data, bytes):
-        return data
-    if isinstance(data, str):
-        return data.encode()
-    return bytes(data)
-
-
-@dataclass
-class TopicBuffer:
-    """One topic's records not written yet, column by column, oldest first."""
-
-    values: list[bytes | None] = field(default_factory=list)
-    keys: list[bytes | None] = field(default_factory=list)
-    headers: list[Sequence[tuple[str, bytes | None]] | None] = field(default_factory=list)
-    timestamps: list[int] = field(default_factory=list)
-    partitions: list[int | None] = field(default_factory=list)
-    futures: list[DeliveryFuture] = field(default_factory=list)
-    nbytes: int = 0
-    since: float = 0.0  # time.monotonic() of the first record
-    last: float = 0.0  # ... and of the latest
-
-    def drop(self, rows: Sequence[int]) -> None:
-        """Remove ``rows`` (positions in the buffer) once they were written or handed back."""
-        gone = set(rows)
-        keep = [i for i in range(len(self.values)) if i not in gone]
-        self.values = [self.values[i] for i in keep]
-        self.keys = [self.keys[i] for i in keep]
-        self.headers = [self.headers[i] for i in keep]
-        self.timestamps = [self.timestamps[i] for i in keep]
-        self.partitions = [self.partitions[i] for i in keep]
-        self.futures = [self.futures[i] for i in keep]
-        self.nbytes = sum(len(v or b"") + len(k or b"") for v, k in zip(self.values, self.keys))
-
-    def extend(self, newer: TopicBuffer) -> None:
-        """Append the records of ``newer`` (sent while this buffer was being written) after these."""
-        self.values += newer.values
-        self.keys += newer.keys
-        self.headers += newer.headers
-        self.timestamps += newer.timestamps
-        self.partitions += newer.partitions
-        self.futures += newer.futures
-        self.nbytes += newer.nbytes
-        self.last = max(self.last, newer.last)
-
-    def calls(self) -> list[tuple[int | None, list[int]]]:
-        """The buffer's rows per produce call: one call when no record names a partition, else one per
-        explicit partition and one (partition None: the client partitions them) for the rest."""
-        if all(p is None for p in self.partitions):
-            return [(None, list(range(len(self.values))))]
-        by: dict[int | None, list[int]] = {}
-        for i, p in enumerate(self.partitions):
-            by.setdefault(p, []).append(i)
-        return list(by.items())
+#: A completed write's delivery work: the batch and its rows whose callbacks wait to be run.
+Completed = tuple[DeliveryBatch, np.ndarray]
 
 
 class RecordAccumulator:
-    """The producer's buffers, one per topic. ``wake`` is called when a buffer is made (the sender then
-    schedules its write); ``settings`` decides when a buffer is full or has lingered."""
+    """The producer's buffers, one per topic, and :attr:`core` (the :class:`SendPath` that ``send()`` is).
+    ``wake`` is called when a buffer is made (the sender then schedules its write); ``settings`` decides
+    when a buffer is full or has lingered; :attr:`space` is notified when buffered bytes are released."""
 
-    def __init__(self, settings: ProducerSettings, wake: Callable[[], None]) -> None:
-        self.settings = settings
-        self.buffers: dict[str, TopicBuffer] = {}
-        self.wake = wake
-
-    def append(
+    def __init__(
         self,
-        topic: str,
-        value: bytes | None,
-        key: bytes | None,
-        headers: Sequence[tuple[str, bytes | None]] | None,
-        timestamp_ms: int | None,
-        partition: int | None,
-        fut: DeliveryFuture,
-        now: float,
-    ) -> int:
-        """Buffer one record sent at ``now`` (``time.monotonic()``). Returns :data:`FULL` when its buffer
-        must be written now, :data:`LINGERED` when it may be, else 0."""
-        buf = self.buffers.get(topic)
-        if buf is None:
-            buf = self.buffers[topic] = TopicBuffer(since=now)
-            self.wake()
-        buf.last = now
-        buf.values.append(value)
-        buf.keys.append(key)
-        buf.headers.append(list(headers) if headers else None)
-        buf.timestamps.append(int(time.time() * 1000) if timestamp_ms is None else int(timestamp_ms))
-        buf.partitions.append(partition)
-        buf.futures.append(fut)
-        buf.nbytes += len(value or b"") + len(key or b"")
-        settings = self.settings
-        if len(buf.values) >= settings.batch_records or buf.nbytes >= settings.batch_bytes:
-            return FULL
-        # Not sooner than _MIN_INLINE_MS: with linger_ms=0 every send() would write its one record itself
-        # and wait for the answer (kafkawire tune measured under 1,000 records/s). The sender, woken when
-        # the buffer was made, writes it at once, and what is sent meanwhile accumulates for its next
-        # write, as in the Java producer.
-        if (now - buf.since) * 1000 >= max(settings.linger_ms, _MIN_INLINE_MS):
-            return LINGERED
-        return 0
+        settings: ProducerSettings,
+        lock: threading.RLock,
+        txn: TransactionManager | None,
+        wake: Callable[[], None],
+        waiter: Callable[[str], object] | None,
+    ) -> None:
+        self.settings = settings
+        self.waiter = waiter
+        self.space = threading.Condition(lock)
+        # after_send and make_room are the producer's; set by it before the first send.
+        self.core = SendPath(
+            settings, lock, txn, TransactionState.IN_TRANSACTION, self._new_batch, wake, None, None
+        )
+        self.buffers: dict[str, RecordBuffer] = self.core.buffers
+
+    def _new_batch(self, topic: str) -> DeliveryBatch:
+        return DeliveryBatch(topic, self.waiter)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of the records sent and not yet acknowledged or failed (see ``buffer_memory``)."""
+        return int(self.core.buffered_bytes)
+
+    def release(self, nbytes: int) -> None:
+        """Records of ``nbytes`` were acknowledged or failed: room for as many (wakes blocked sends)."""
+        if nbytes:
+            self.core.buffered_bytes -= nbytes
+            self.space.notify_all()
 
     def due(self, now: float) -> tuple[list[str], float | None]:
         """Topics nothing was sent to for ``linger_ms`` (while records keep coming, ``send()`` writes a
@@ -143,15 +86,15 @@ class RecordAccumulator:
 
     def detach(
         self, topic: str, *, only_if_full: bool, only_if_lingered: bool, only_if_idle: bool, hold: bool
-    ) -> TopicBuffer | None:
+    ) -> RecordBuffer | None:
         """Take ``topic``'s buffer out to write it (``send()`` then fills a new one), or None: no records,
         or the condition asked for no longer holds (another thread wrote it meanwhile), or ``hold``."""
         buf = self.buffers.get(topic)
-        if buf is None or not buf.values:
+        if buf is None or not len(buf):
             self.buffers.pop(topic, None)
             return None
         settings = self.settings
-        if only_if_full and len(buf.values) < settings.batch_records and buf.nbytes < settings.batch_bytes:
+        if only_if_full and len(buf) < settings.batch_records and buf.nbytes < settings.batch_bytes:
             return None
         if only_if_lingered and (time.monotonic() - buf.since) * 1000 < settings.linger_ms:
             return None
@@ -162,22 +105,63 @@ class RecordAccumulator:
         del self.buffers[topic]
         return buf
 
-    def restore(self, topic: str, buf: TopicBuffer) -> None:
+    def restore(self, topic: str, buf: RecordBuffer) -> None:
         """Put back a detached buffer's records that were neither written nor handed back, in front of
         those sent since."""
-        if buf.values:
+        if len(buf):
             newer = self.buffers.get(topic)
             if newer is not None:
                 buf.extend(newer)
             self.buffers[topic] = buf
 
-    def discard(self, error: BaseException) -> list[DeliveryFuture]:
-        """Fail every buffered record with ``error`` and empty the buffers; returns the futures whose
-        callbacks are to be run."""
-        completed = [fut for buf in self.buffers.values() for fut in buf.futures if fut.settle(None, error)]
+    def discard(self, error: BaseException) -> list[Completed]:
+        """Fail every buffered record with ``error`` and empty the buffers; returns the delivery work
+        (callbacks) to run once the lock is released."""
+        completed: list[Completed] = []
+        freed = 0
+        for buf in self.buffers.values():
+            completed += fail_rows(buf, np.arange(len(buf)), error)
+            freed += buf.nbytes
         self.buffers.clear()
+        self.release(freed)
         return completed
 
     def count(self) -> int:
         """Records buffered (a write in progress not counted)."""
-        return sum(len(b.values) for b in self.buffers.values())
+        return sum(len(b) for b in self.buffers.values())
+
+
+def _by_batch(buf: RecordBuffer, rows: np.ndarray) -> list[tuple[Any, np.ndarray, np.ndarray]]:
+    """``rows`` of ``buf`` grouped by delivery batch: ``(batch, positions in rows, rows of the batch)``."""
+    batches, bno, bidx = buf.row_refs()
+    if len(batches) == 1:
+        return [(batches[0], np.arange(len(rows)), bidx[rows])]
+    out = []
+    nos = bno[rows]
+    for b in np.unique(nos).tolist():
+        pos = np.flatnonzero(nos == b)
+        out.append((batches[b], pos, bidx[rows[pos]]))
+    return out
+
+
+def acknowledge_rows(
+    buf: RecordBuffer, rows: np.ndarray, partitions: np.ndarray, offsets: np.ndarray, timestamps: np.ndarray
+) -> list[Completed]:
+    """Resolve ``rows`` of ``buf`` as acknowledged (per-row partition, offset, timestamp)."""
+    out: list[Completed] = []
+    for batch, pos, brows in _by_batch(buf, rows):
+        cb = batch.acknowledge(brows, partitions[pos], offsets[pos], timestamps[pos])
+        if len(cb):
+            out.append((batch, cb))
+    return out
+
+
+def fail_rows(buf: RecordBuffer, rows: np.ndarray, errors: BaseException | list[BaseException]) -> list[Completed]:
+    """Resolve ``rows`` of ``buf`` as failed (one error, or one per row)."""
+    out: list[Completed] = []
+    for batch, pos, brows in _by_batch(buf, rows):
+        errs = errors if isinstance(errors, BaseException) else [errors[j] for j in pos.tolist()]
+        cb = batch.fail(brows, errs)
+        if len(cb):
+            out.append((batch, cb))
+    return out

@@ -7,6 +7,11 @@ plus ``Callback`` and confluent-kafka's ``on_delivery(err, msg)`` are the models
 and ``send(..., on_delivery=...)`` run in the thread that wrote the batch (the producer's background
 sender when ``linger_ms`` expired, ``send`` when a batch filled, ``flush``, ``close``, ``commit_transaction``),
 after the producer released its locks, in the order the records were written.
+
+A future is two fields (its :class:`DeliveryBatch` and its row there; the class is the compiled
+accumulator's, ``_accumulator.pyx``, or its pure twin): the results, the one lock waiters sleep on and the
+callbacks are the batch's, one per buffer the producer writes, and ``RecordMetadata`` is built only when
+asked for. So a send whose future is dropped costs no lock and no result object (issue 32).
 """
 
 from __future__ import annotations
@@ -15,12 +20,23 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..errors import KafkaTimeoutError, RecordDroppedError
+from ._impl import accumulator_impl
 
-__all__ = ["DeliveryCallback", "DeliveryFuture", "RecordDroppedError", "RecordMetadata"]
+if TYPE_CHECKING:
+    from ._accumulator_pure import DeliveryFuture
+else:
+    DeliveryFuture = accumulator_impl.DeliveryFuture
+
+__all__ = ["DeliveryBatch", "DeliveryCallback", "DeliveryFuture", "RecordDroppedError", "RecordMetadata"]
 
 log = logging.getLogger("kafkawire.producer")
+
+_PENDING, _OK, _FAILED = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -38,103 +54,152 @@ class RecordMetadata:
 DeliveryCallback = Callable[[BaseException | None, RecordMetadata | None], object]
 
 
-class DeliveryFuture:
-    """The delivery result of one record: :meth:`result` blocks until it is known.
+class DeliveryBatch:
+    """The delivery results of the records of one producer buffer (``n`` of them, row ``i`` is the future
+    with ``index`` i): resolved by the producer in one call per produce call, not per record.
 
-    The producer resolves it once, when the batch holding the record is acknowledged or finally fails;
-    a record dropped by :meth:`Producer.abort_transaction` fails with :class:`RecordDroppedError`.
-    The producer's background sender writes a buffer once ``linger_ms`` has passed since its first record,
-    so ``producer.send(...).result(timeout=5)`` resolves without a ``flush()`` (as with the Java client).
-    """
+    ``callbacks``: per row, ``(fn, future)`` pairs registered before the row completed (``future`` None:
+    confluent-kafka's ``fn(err, metadata)``, else ``fn(future)``). ``waiter(topic)`` is called before a wait blocks (the
+    producer writes the buffer itself when nobody else would)."""
 
-    __slots__ = ("topic", "_cond", "_done", "_metadata", "_error", "_callbacks", "_waiter")
+    __slots__ = ("topic", "n", "cond", "state", "partition", "offset", "timestamp", "errors", "callbacks", "waiter")
 
-    def __init__(self, topic: str, *, waiter: Callable[[DeliveryFuture], object] | None = None) -> None:
+    def __init__(self, topic: str, waiter: Callable[[str], object] | None = None) -> None:
         self.topic = topic
-        self._cond = threading.Condition()
-        self._done = False
-        self._metadata: RecordMetadata | None = None
-        self._error: BaseException | None = None
-        self._callbacks: list[Callable[[DeliveryFuture], object]] = []
-        # Called by a waiter before it blocks (the producer writes the record's buffer itself when the
-        # waiting thread is its own sender, which could otherwise never write it); dropped once done.
-        self._waiter = waiter
+        self.n = 0  # rows known to be resolved or resolving (the buffer numbers its rows; see _arrays)
+        self.cond = threading.Condition(threading.Lock())
+        self.state: np.ndarray | None = None  # uint8 per row: pending, acknowledged, failed
+        self.partition: np.ndarray | None = None
+        self.offset: np.ndarray | None = None
+        self.timestamp: np.ndarray | None = None
+        self.errors: dict[int, BaseException] = {}
+        self.callbacks: dict[int, list[tuple[Callable[..., object], Any]]] = {}
+        self.waiter = waiter
 
-    def done(self) -> bool:
-        """True once the record was acknowledged or failed."""
-        return self._done
+    def _arrays(self, rows: np.ndarray) -> np.ndarray:
+        # The buffer numbers the rows (send() does not touch the batch); a row put back in front of newer ones
+        # and numbered after the batch was first resolved grows the arrays.
+        if len(rows):
+            self.n = max(self.n, int(rows.max()) + 1)
+        if self.state is None or len(self.state) < self.n:
+            n, old = self.n, self.state
+            self.state = np.zeros(n, dtype=np.uint8)
+            parts, offs, times = np.full(n, -1, np.int32), np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+            if old is not None:
+                m = len(old)
+                self.state[:m] = old
+                assert self.partition is not None and self.offset is not None and self.timestamp is not None
+                parts[:m], offs[:m], times[:m] = self.partition, self.offset, self.timestamp
+            self.partition, self.offset, self.timestamp = parts, offs, times
+        return self.state
 
-    def result(self, timeout: float | None = None) -> RecordMetadata:
-        """The record's :class:`RecordMetadata`; raises the delivery error, or
-        :class:`KafkaTimeoutError` when it is not known within ``timeout`` seconds."""
-        self._wait(timeout)
-        if self._error is not None:
-            raise self._error
-        assert self._metadata is not None
-        return self._metadata
+    # ------------------------------------------------------------------------------ the producer's side
+    def acknowledge(self, rows: np.ndarray, partitions: np.ndarray, offsets: np.ndarray,
+                    timestamps: np.ndarray) -> np.ndarray:
+        """Rows acknowledged at those partitions, offsets and timestamps. Returns the rows this call
+        completed that have callbacks to run (see :meth:`run_callbacks`)."""
+        with self.cond:
+            state = self._arrays(rows)
+            rows = rows[state[rows] == _PENDING]
+            assert self.partition is not None and self.offset is not None and self.timestamp is not None
+            self.partition[rows], self.offset[rows], self.timestamp[rows] = partitions, offsets, timestamps
+            state[rows] = _OK
+            self.cond.notify_all()
+            return self._with_callbacks(rows)
 
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        """The delivery error, or None when the record was acknowledged (waits as :meth:`result`)."""
-        self._wait(timeout)
-        return self._error
+    def fail(self, rows: np.ndarray, errors: BaseException | list[BaseException]) -> np.ndarray:
+        """Rows failed with ``errors`` (one for all, or one per row); returns them as :meth:`acknowledge`."""
+        with self.cond:
+            state = self._arrays(rows)
+            pending = state[rows] == _PENDING
+            if isinstance(errors, BaseException):
+                rows = rows[pending]
+                self.errors.update(dict.fromkeys(rows.tolist(), errors))
+            else:
+                keep = pending.tolist()
+                for i, e, ok in zip(rows.tolist(), errors, keep):
+                    if ok:
+                        self.errors[i] = e
+                rows = rows[pending]
+            state[rows] = _FAILED
+            self.cond.notify_all()
+            return self._with_callbacks(rows)
 
-    def add_done_callback(self, fn: Callable[[DeliveryFuture], object]) -> None:
-        """Call ``fn(future)`` once the future is done (at once when it already is)."""
-        with self._cond:
-            if not self._done:
-                self._callbacks.append(fn)
-                return
-        _run(fn, self)
+    def _with_callbacks(self, rows: np.ndarray) -> np.ndarray:
+        if not self.callbacks:
+            return rows[:0]
+        cbs = self.callbacks
+        return rows[[i in cbs for i in rows.tolist()]] if len(rows) else rows
 
-    def _wait(self, timeout: float | None) -> None:
-        waiter = self._waiter
-        if not self._done and waiter is not None:
-            waiter(self)
-        with self._cond:
-            if not self._cond.wait_for(lambda: self._done, timeout):
+    def run_callbacks(self, rows: np.ndarray) -> None:
+        """Run the callbacks of ``rows`` (completed), in row order, each once."""
+        for i in rows.tolist():
+            with self.cond:
+                entries = self.callbacks.pop(i, None)
+            for fn, future in entries or ():
+                _run(self, i, fn, future)
+
+    # ------------------------------------------------------------------------------- the future's side
+    def is_done(self, i: int) -> bool:
+        state = self.state
+        return state is not None and i < len(state) and bool(state[i])
+
+    def _wait(self, i: int, timeout: float | None) -> None:
+        if self.is_done(i):
+            return
+        waiter = self.waiter
+        if waiter is not None:
+            waiter(self.topic)
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.is_done(i), timeout):
                 raise KafkaTimeoutError(f"delivery to {self.topic!r} not known within {timeout} s")
 
-    def _resolve(self, metadata: RecordMetadata | None, error: BaseException | None) -> None:
-        if self.settle(metadata, error):
-            self.run_callbacks()
+    def metadata(self, i: int) -> RecordMetadata:
+        assert self.partition is not None and self.offset is not None and self.timestamp is not None
+        return RecordMetadata(self.topic, int(self.partition[i]), int(self.offset[i]), int(self.timestamp[i]))
 
-    def settle(self, metadata: RecordMetadata | None, error: BaseException | None) -> bool:
-        """For the producer: set the result and wake waiters, without running callbacks (see
-        :meth:`run_callbacks`), since the producer completes futures under its lock and runs callbacks after
-        releasing it. True when this call completed the future and callbacks wait to be run."""
-        with self._cond:
-            if self._done:
-                return False
-            self._metadata, self._error, self._done = metadata, error, True
-            self._waiter = None
-            self._cond.notify_all()
-            # Stable once done: a callback added from now on is run by add_done_callback itself.
-            return bool(self._callbacks)
+    def result(self, i: int, timeout: float | None) -> RecordMetadata:
+        self._wait(i, timeout)
+        error = self.errors.get(i)
+        if error is not None:
+            raise error
+        return self.metadata(i)
 
-    def run_callbacks(self) -> None:
-        """Run the callbacks registered before the future completed (once)."""
-        with self._cond:
-            callbacks, self._callbacks = self._callbacks, []
-        for fn in callbacks:
-            _run(fn, self)
+    def exception(self, i: int, timeout: float | None) -> BaseException | None:
+        self._wait(i, timeout)
+        return self.errors.get(i)
 
-    def __repr__(self) -> str:
-        state = "pending" if not self._done else (repr(self._error) if self._error else repr(self._metadata))
-        return f"<DeliveryFuture {self.topic} {state}>"
+    def add_callback(self, i: int, fn: Callable[..., object], future: Any) -> None:
+        """Call ``fn(future)`` (``future`` None: ``fn(err, metadata)``) once row ``i`` is done."""
+        with self.cond:
+            if not self.is_done(i):
+                self.callbacks.setdefault(i, []).append((fn, future))
+                return
+        _run(self, i, fn, future)
+
+    def describe(self, i: int) -> str:
+        if not self.is_done(i):
+            return "pending"
+        error = self.errors.get(i)
+        return repr(error) if error is not None else repr(self.metadata(i))
 
 
-def _run(fn: Callable[[DeliveryFuture], object], fut: DeliveryFuture) -> None:
+def _run(batch: DeliveryBatch, i: int, fn: Callable[..., object], future: Any) -> None:
     # A failing callback must not stop the other records' results (librdkafka logs and goes on too).
     try:
-        fn(fut)
+        if future is None:
+            error = batch.errors.get(i)
+            fn(error, None if error is not None else batch.metadata(i))
+        else:
+            fn(future)
     except Exception:
         log.exception("delivery callback %r raised", fn)
 
 
-def as_done_callback(callback: DeliveryCallback) -> Callable[[DeliveryFuture], object]:
+def as_done_callback(callback: DeliveryCallback) -> Callable[[Any], object]:
     """Wrap a confluent-style ``callback(err, metadata)`` for :meth:`DeliveryFuture.add_done_callback`."""
 
-    def call(fut: DeliveryFuture) -> object:
+    def call(fut: Any) -> object:
         error = fut.exception(0)
         return callback(error, None if error is not None else fut.result(0))
 

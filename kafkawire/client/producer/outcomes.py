@@ -7,60 +7,72 @@ import numpy as np
 
 from ..errors import ProduceFailedError
 from ..types import ProduceResult, UnacknowledgedRecords
-from .accumulator import TopicBuffer
-from .delivery import DeliveryFuture, RecordMetadata
+from .accumulator import Completed, RecordBuffer, acknowledge_rows, fail_rows
+from .produce import take
 
-__all__ = ["combined_failure", "not_written", "resolve_futures"]
+__all__ = ["combined_failure", "in_write_order", "not_written", "resolve_rows"]
 
 
-def resolve_futures(
-    buf: TopicBuffer, topic: str, rows: list[int], result: object, failure: ProduceFailedError | None
-) -> list[DeliveryFuture]:
-    """Complete the futures of ``rows`` (positions in ``buf``) from one produce call: acknowledged
-    records get their metadata, the ones handed back in ``failure.unacknowledged`` its error. Returns the
-    futures completed that have callbacks, which the producer runs once it released its locks."""
+def resolve_rows(
+    buf: RecordBuffer, topic: str, rows: np.ndarray, timestamps: np.ndarray, result: object,
+    failure: ProduceFailedError | None,
+) -> list[Completed]:
+    """Complete the futures of ``rows`` (positions in ``buf``, ``timestamps`` theirs) from one produce
+    call: acknowledged records get their partition, offset and timestamp, the ones handed back in
+    ``failure.unacknowledged`` its error. Returns the delivery work (callbacks), which the producer runs once
+    it released its locks."""
+    n = len(rows)
     failed: dict[int, BaseException] = {}
     if failure is not None:
         for u in failure.unacknowledged.values():
             assert isinstance(u, UnacknowledgedRecords)
             for j in np.asarray(u.rows).tolist():
                 failed[j] = u.error or failure
-    parts: list[int] = []
-    offsets: list[int] = []
-    times: list[int] = []
+    acked = np.zeros(n, dtype=bool)
     if isinstance(result, ProduceResult):
-        parts, offsets, times = result.partition.tolist(), result.offset.tolist(), result.log_append_time.tolist()
-    completed: list[DeliveryFuture] = []
-    for j, i in enumerate(rows):
-        fut = buf.futures[i]
-        if j in failed:
-            ok = fut.settle(None, failed[j])
-        elif j < len(parts) and (failure is None or offsets[j] >= 0):
-            ts = times[j] if times[j] >= 0 else buf.timestamps[i]
-            ok = fut.settle(RecordMetadata(topic, int(parts[j]), int(offsets[j]), int(ts)), None)
-        else:  # neither acknowledged nor handed back: the call's error is all that is known
-            ok = fut.settle(None, failure or ProduceFailedError(f"produce to {topic!r}: no result for the record"))
-        if ok:  # callbacks to run (settle says so only once)
-            completed.append(fut)
-    return completed
+        m = min(n, len(result.partition))
+        acked[:m] = True if failure is None else result.offset[:m] >= 0
+    if failed:
+        acked[np.fromiter(failed, dtype=np.int64, count=len(failed))] = False
+    completed: list[Completed] = []
+    pos = np.flatnonzero(acked)
+    if len(pos):
+        assert isinstance(result, ProduceResult)
+        lat = result.log_append_time[pos]
+        ts = np.where(lat >= 0, lat, timestamps[pos])
+        completed += acknowledge_rows(buf, rows[pos], result.partition[pos], result.offset[pos], ts)
+    rest = np.flatnonzero(~acked)
+    if len(rest):  # handed back, or neither acknowledged nor handed back: the call's error is all that is known
+        default = failure or ProduceFailedError(f"produce to {topic!r}: no result for the record")
+        completed += fail_rows(buf, rows[rest], [failed.get(j, default) for j in rest.tolist()])
+    return in_write_order(completed)
+
+
+def in_write_order(completed: list[Completed]) -> list[Completed]:
+    """One entry per batch, rows ascending: callbacks run in the order the records were sent (a call may
+    have taken them grouped by partition)."""
+    merged: dict[int, Completed] = {}
+    for batch, rows in completed:
+        prev = merged.get(id(batch))
+        merged[id(batch)] = (batch, rows if prev is None else np.concatenate([prev[1], rows]))
+    return [(batch, np.sort(rows)) for batch, rows in merged.values()]
 
 
 def not_written(
-    buf: TopicBuffer, topic: str, rows: list[int], partition: int | None, error: Exception
+    buf: RecordBuffer, topic: str, rows: np.ndarray, partition: int | None, error: Exception
 ) -> ProduceFailedError:
     """A ProduceFailedError handing back ``rows`` of ``buf`` that a background write could not send
     because of an error other than ProduceFailedError (keyed by ``partition``, -1 when not chosen)."""
-    has_keys = any(buf.keys[i] is not None for i in rows)
-    has_headers = any(buf.headers[i] for i in rows)
+    kcol = buf.key_column()
     p = -1 if partition is None else partition
     unacked = UnacknowledgedRecords(
         topic,
         p,
         np.arange(len(rows), dtype=np.int64),
-        [buf.values[i] for i in rows],
-        [buf.keys[i] for i in rows] if has_keys else None,
-        [buf.headers[i] for i in rows] if has_headers else None,
-        [buf.timestamps[i] for i in rows],
+        take(buf.value_column(), rows).to_pylist(),
+        None if kcol is None else take(kcol, rows).to_pylist(),
+        None if buf.headers is None else [buf.headers[i] for i in rows.tolist()],
+        buf.timestamp_array()[rows].tolist(),
         error,
     )
     message = f"produce to {topic!r} failed: {error!r}; {len(rows)} record(s) not written"
@@ -75,8 +87,8 @@ def combined_failure(
 ) -> ProduceFailedError:
     """One error for a write whose produce calls failed: the records of every call not acknowledged,
     per partition, ``rows`` renumbered to positions in the written buffer."""
-    if len(failures) == 1 and not results:
-        return failures[0][1]
+    if len(failures) == 1 and not results and failures[0][0] == list(range(len(failures[0][0]))):
+        return failures[0][1]  # the call took the buffer as it is: its rows are the buffer's
     errors: dict[tuple[str, int], BaseException] = {}
     unacked: dict[int, UnacknowledgedRecords] = {}
     for rows, e in failures:

@@ -43,15 +43,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ...records import check_record_arguments
 from ..client import Client, resolve_client
 from ..cluster.cluster import Cluster
 from ..consumer.offsets import OffsetSpec
-from ..errors import ProduceFailedError
+from ..errors import KafkaTimeoutError, ProduceFailedError
 from ..net.deadline import Deadline
 from ..types import ProduceResult
-from .accumulator import FULL, LINGERED, as_bytes
-from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError, as_done_callback
+from .accumulator import FULL, LINGERED
+from .delivery import DeliveryCallback, DeliveryFuture, RecordDroppedError
 from .sender import Sender
 from .settings import ProducerSettings, Setting
 from .transaction import GroupMetadata, TransactionHandle, TransactionManager, TransactionState
@@ -74,6 +73,10 @@ class Producer:
     write, retries included (default: the client's ``retry_timeout_ms``). Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
 
+    ``buffer_memory`` (bytes, default 32 MiB) bounds the records sent and not yet acknowledged or failed;
+    a ``send()`` beyond it waits up to ``max_block_ms`` (default 60 s) for room, then raises
+    :class:`KafkaTimeoutError` (Java's ``buffer.memory`` / ``max.block.ms``).
+
     ``transactional_id`` makes the producer transactional (see the module docstring); its transactions
     time out on the coordinator after ``transaction_timeout_ms`` (the broker's
     ``transaction.max.timeout.ms`` caps it). ``acks`` must then be -1.
@@ -87,6 +90,8 @@ class Producer:
     compression: Setting[str | None] = Setting()
     acks: Setting[int] = Setting()
     delivery_timeout_ms: Setting[float | None] = Setting()
+    buffer_memory: Setting[int] = Setting()
+    max_block_ms: Setting[float] = Setting()
 
     def __init__(
         self,
@@ -101,13 +106,20 @@ class Producer:
         delivery_timeout_ms: float | None = None,
         transactional_id: str | None = None,
         transaction_timeout_ms: int = 60_000,
+        buffer_memory: int = 32 << 20,
+        max_block_ms: float = 60_000,
         **client_options: Any,
     ) -> None:
         if transactional_id is not None and acks != -1:
             raise ValueError(f"a transactional producer needs acks=-1, not {acks!r}")
+        if buffer_memory <= 0 or max_block_ms < 0:
+            raise ValueError(f"buffer_memory must be > 0 and max_block_ms >= 0: {buffer_memory!r}, {max_block_ms!r}")
         self.client, self._own_client = resolve_client(bootstrap_servers, client, client_options)
         #: The producer's settings (its attributes of the same names read and write them).
-        self.settings = ProducerSettings(batch_records, batch_bytes, linger_ms, compression, acks, delivery_timeout_ms)
+        self.settings = ProducerSettings(
+            batch_records, batch_bytes, linger_ms, compression, acks, delivery_timeout_ms, int(buffer_memory),
+            float(max_block_ms),
+        )
         #: The transaction state of a transactional producer (None otherwise).
         self.transaction_manager: TransactionManager | None = (
             None if transactional_id is None else TransactionManager(transactional_id, transaction_timeout_ms)
@@ -117,7 +129,11 @@ class Producer:
         self._lock = threading.RLock()
         self._sender = Sender(self.client, self.settings, self.transaction_manager, self._lock)
         self._accumulator = self._sender.accumulator
-        self._waiter = self._before_wait  # one bound method for every future (a reference cycle, collected)
+        core = self._accumulator.core
+        core.after_send, core.make_room = self._after_send, self._make_room
+        # send() is the compiled accumulator's own method (the method below documents it): one C call per
+        # record instead of a Python frame forwarding eight arguments (issue 32; half of send()'s cost).
+        self.__dict__["send"] = core.send
         self._closed = False
         self._closing = False
 
@@ -155,29 +171,34 @@ class Producer:
         Returns the record's :class:`~kafkawire.client.producer.delivery.DeliveryFuture`, resolved when the batch
         holding it is acknowledged (to a :class:`~kafkawire.client.producer.delivery.RecordMetadata`) or finally
         fails (to the error under which it is handed back in ``ProduceFailedError.unacknowledged``).
-        ``on_delivery`` (alias ``callback``): confluent-kafka's ``fn(err, metadata)``, called then."""
-        check_record_arguments(
-            [value], None if key is None else [key], None if headers is None else [headers], argument_prefix="send: "
+        ``on_delivery`` (alias ``callback``): confluent-kafka's ``fn(err, metadata)``, called then.
+
+        Records sent and not yet acknowledged or failed may take up ``buffer_memory`` bytes (Java's
+        ``buffer.memory``); beyond that ``send()`` blocks until a write frees room, at most ``max_block_ms``
+        (``max.block.ms``), then raises :class:`KafkaTimeoutError` naming both. The argument checks, the
+        partitioner's input and the append run in the compiled accumulator (``_accumulator.pyx``)."""
+        return self._accumulator.core.send(
+            topic, value, key, partition=partition, headers=headers, timestamp_ms=timestamp_ms,
+            on_delivery=on_delivery, callback=callback,
         )
-        value, key = as_bytes(value), as_bytes(key)
-        fut = DeliveryFuture(topic, waiter=self._waiter)
-        for cb in (on_delivery, callback):
-            if cb is not None:
-                fut.add_done_callback(as_done_callback(cb))
-        now = time.monotonic()
+
+    def _settings_changed(self) -> None:
+        """A setting was assigned (``producer.linger_ms = ...``): send() takes the new limits."""
         with self._lock:
-            if self._closed or self._closing:
-                raise RuntimeError("producer is closed")
-            if self.transaction_manager is not None:
-                self.transaction_manager.require(_IN_TXN, what="send")
-            ready = self._accumulator.append(topic, value, key, headers, timestamp_ms, partition, fut, now)
-        if not ready:
-            return fut
+            self._accumulator.core.configure()
+
+    def _after_send(self, topic: str, fut: DeliveryFuture, ready: int) -> DeliveryFuture:
+        """``send()`` appended a record that made its buffer full (``FULL``) or lingered (``LINGERED``)."""
         sender = self._sender
         if ready == FULL:
-            # Written here, not handed to the sender: a producer faster than the broker waits (back-pressure).
-            with sender.write_lock:
+            # Written here, not handed to the sender: a producer faster than the broker waits (back-pressure),
+            # but for no longer than max_block_ms for another thread's write (its deadline is not ours).
+            if not sender.write_lock.acquire(timeout=self.settings.max_block_ms / 1000):
+                return fut
+            try:
                 _, failure = sender.write(topic, only_if_full=True)
+            finally:
+                sender.write_lock.release()
         elif ready == LINGERED and sender.write_lock.acquire(blocking=False):
             # While send() is being called, the sending thread writes lingered buffers itself (unless a write
             # is under way): handing every write to the sender thread costs the GIL hand-offs of two busy
@@ -194,9 +215,29 @@ class Producer:
             raise failure
         return fut
 
-    def _before_wait(self, fut: DeliveryFuture) -> None:
-        """A future of this producer is about to block (see :meth:`Sender.before_wait`)."""
-        self._sender.before_wait(fut)
+    def _make_room(self, topic: str, size: int) -> None:
+        """``send()`` of ``size`` bytes found ``buffer_memory`` used up: ask the background sender to write the
+        buffers now and wait until a write frees room, at most ``max_block_ms`` (the Java producer's
+        ``max.block.ms``), then raise a KafkaTimeoutError naming the settings. The writes are the sender's, not
+        this caller's: a write waits up to ``delivery_timeout_ms`` for an unreachable broker, and the caller's
+        deadline is ``max_block_ms``. Called without the lock."""
+        settings, sender, acc = self.settings, self._sender, self._accumulator
+        deadline = time.monotonic() + settings.max_block_ms / 1000
+        with self._lock:
+            while True:
+                used = acc.buffered_bytes
+                if not used or used + size <= settings.buffer_memory:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise KafkaTimeoutError(
+                        f"send: failed to allocate {size} bytes within max_block_ms={settings.max_block_ms:g} "
+                        f"(max.block.ms): {used} bytes of buffer_memory={settings.buffer_memory} (buffer.memory) "
+                        "are taken by records not yet acknowledged; a write is slow or the brokers are unreachable"
+                    )
+                for name in acc.buffers:
+                    sender.request(name)
+                acc.space.wait(left)
 
     def flush(self, *, timeout_ms: float | None = None) -> list[ProduceResult]:
         """Write every buffered record; returns one :class:`ProduceResult` per produce call.
@@ -229,6 +270,7 @@ class Producer:
                 return
             # From here send() refuses records: none can slip in after the final flush and be left behind.
             self._closing = True
+            self._accumulator.core.closed = True
         try:
             txn = self.transaction_manager
             if txn is None:
@@ -366,6 +408,7 @@ class Producer:
                 self._flush_in_transaction(txn, timeout_ms)
                 handle = txn.handle()
                 self._closed = True
+                self._accumulator.core.closed = True
         finally:
             self._sender.deliver()
         self._shut_down()

@@ -20,15 +20,19 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..errors import ProduceFailedError
 from ..types import ProduceResult
-from .accumulator import RecordAccumulator, TopicBuffer
-from .delivery import DeliveryFuture
-from .outcomes import combined_failure, not_written, resolve_futures
+from .accumulator import Completed, RecordAccumulator, RecordBuffer
+from .outcomes import combined_failure, not_written, resolve_rows
+from .partitioner import partitions_for_keys
+from .produce import take
 from .settings import ProducerSettings
 from .transaction import TransactionManager, TransactionState
 
 if TYPE_CHECKING:
+    from ...binary import BinaryColumn
     from ..client import Client
 
 __all__ = ["Sender"]
@@ -98,7 +102,7 @@ class Sender:
     ``client.produce`` and completes the records' futures.
 
     ``failures``: background writes' :class:`ProduceFailedError` not raised yet (the next ``flush()`` or
-    ``close()`` raises them); ``completed``: futures whose callbacks have not run yet."""
+    ``close()`` raises them); ``completed``: delivery batches and rows whose callbacks have not run yet."""
 
     def __init__(
         self,
@@ -111,13 +115,15 @@ class Sender:
         self.settings = settings
         self.txn = txn
         self.lock = lock
-        self.accumulator = RecordAccumulator(settings, self.wake)
+        self.accumulator = RecordAccumulator(settings, lock, txn, self.wake, self.before_wait)
         self.write_lock = threading.RLock()
         self.deliver_lock = threading.RLock()
-        self.completed: deque[DeliveryFuture] = deque()
+        self.completed: deque[Completed] = deque()
         self.failures: deque[ProduceFailedError] = deque()
         self.thread: threading.Thread | None = None
         self.state = _SenderState(lock)
+        #: Topics to write now, lingered or not: a send() waits for room in buffer_memory (see request).
+        self.urgent: set[str] = set()
 
     # ------------------------------------------------------------------------ the background thread
     def wake(self) -> None:
@@ -135,6 +141,17 @@ class Sender:
         elif state.idle:  # a sender that is napping wakes on its own
             state.kick = True
             state.cond.notify()
+
+    def request(self, topic: str) -> None:
+        """Have the background thread write ``topic``'s buffer now (caller holds the lock): ``send()`` waits
+        for room in ``buffer_memory`` and must not do the write itself (its deadline is ``max_block_ms``)."""
+        self.urgent.add(topic)
+        t = self.thread
+        if t is None or not t.is_alive():
+            self.wake()
+        else:
+            self.state.kick = True
+            self.state.cond.notify()
 
     def stop(self, *, join: bool = True) -> None:
         """Stop the background thread (and wait for it, unless called from it or ``join`` is false)."""
@@ -158,22 +175,27 @@ class Sender:
             return [], None
         if not self.may_write():
             return [], 1.0  # buffers of a failed transaction wait for abort_transaction()
-        return self.accumulator.due(now)
+        due, wait = self.accumulator.due(now)
+        if self.urgent:
+            due = list(dict.fromkeys([*self.urgent, *due]))
+        return due, wait
 
     def write_background(self, topics: list[str]) -> None:
         """The background thread's write of lingered buffers; failures are kept for the next flush()."""
         with self.write_lock:
+            with self.lock:
+                urgent, self.urgent = self.urgent, set()
             for topic in topics:
-                _, failure = self.write(topic, only_if_idle=True, background=True)
+                _, failure = self.write(topic, only_if_idle=topic not in urgent, background=True)
                 if failure is not None:
                     log.warning("background write to %r failed: %s", topic, failure)
                     with self.lock:
                         self.failures.append(failure)
         self.deliver()
 
-    def before_wait(self, fut: DeliveryFuture) -> None:
-        """``fut.result()`` is about to block. When the waiting thread is the sender itself (a delivery
-        callback waiting on another record) or no sender runs, nobody else would write the record's
+    def before_wait(self, topic: str) -> None:
+        """A future of ``topic`` is about to block in ``result()``. When the waiting thread is the sender
+        itself (a delivery callback waiting on another record) or no sender runs, nobody else would write the record's
         buffer: write it now rather than wait forever."""
         t = self.thread
         if t is not None and t.is_alive() and threading.current_thread() is not t:
@@ -181,7 +203,7 @@ class Sender:
         if not self.may_write():
             return
         with self.write_lock:
-            _, failure = self.write(fut.topic, background=True)
+            _, failure = self.write(topic, background=True)
             if failure is not None:
                 with self.lock:
                     self.failures.append(failure)
@@ -194,10 +216,10 @@ class Sender:
             completed = self.completed
             while completed:
                 try:
-                    fut = completed.popleft()
+                    batch, rows = completed.popleft()
                 except IndexError:
                     return
-                fut.run_callbacks()
+                batch.run_callbacks(rows)
 
     def write_all(self, timeout_ms: float | None) -> list[ProduceResult]:
         """Write every buffer (``timeout_ms``, when given, bounds each write below ``delivery_timeout_ms``);
@@ -263,70 +285,118 @@ class Sender:
             timeout_ms = self.settings.delivery_timeout_ms
         results: list[ProduceResult] = []
         failures: list[tuple[list[int], ProduceFailedError]] = []
-        completed: list[DeliveryFuture] = []
-        done: list[int] = []
-        shape = (any(k is not None for k in buf.keys), any(h for h in buf.headers))  # keys? headers?
+        completed: list[Completed] = []
+        n = len(buf)
+        done = np.zeros(n, dtype=bool)
         try:
-            for part, rows in buf.calls():
-                outcome, fatal = self._produce(buf, topic, part, rows, shape, timeout_ms, background, completed)
-                done += rows
+            for part, rows in _calls(buf):
+                outcome, fatal, rows = self._produce(buf, topic, part, rows, timeout_ms, background, completed)
+                done[rows] = True
                 if isinstance(outcome, ProduceResult):
                     results.append(outcome)
                 elif fatal is not None:  # fenced: nothing more may be written
                     raise fatal from outcome
                 else:
-                    failures.append((rows, outcome))
+                    failures.append((rows.tolist(), outcome))
         finally:
             # Only what was written, or is handed back, leaves the buffer; the rest goes back in front.
-            buf.drop(done)
+            before = buf.nbytes
+            if done.all():
+                buf.keep([])
+            elif done.any():
+                buf.keep(np.flatnonzero(~done).tolist())
             with self.lock:
                 self.completed.extend(completed)
                 self.accumulator.restore(topic, buf)
+                self.accumulator.release(before - buf.nbytes)
         if failures:
             return results, combined_failure(topic, failures, results)
         return results, None
 
     def _produce(
         self,
-        buf: TopicBuffer,
+        buf: RecordBuffer,
         topic: str,
         part: int | None,
-        rows: list[int],
-        shape: tuple[bool, bool],
+        rows: np.ndarray,
         timeout_ms: float | None,
         background: bool,
-        completed: list[DeliveryFuture],
-    ) -> tuple[ProduceResult | ProduceFailedError, BaseException | None]:
+        completed: list[Completed],
+    ) -> tuple[ProduceResult | ProduceFailedError, BaseException | None, np.ndarray]:
         """One produce call for ``rows`` of ``buf``, their futures completed (into ``completed``): its
-        result, or the failure handing them back, and the fatal transaction error to raise (fenced), if
-        any. ``shape``: whether the buffer has keys, headers. Any other exception propagates (the rows stay
-        buffered), unless ``background``."""
+        result, or the failure handing them back, the fatal transaction error to raise (fenced), if any, and
+        the rows in the order the call took them (the positions its result and failure refer to). Any other
+        exception propagates (the rows stay buffered), unless ``background``. The columns go to
+        ``Client.produce`` as the buffer holds them: no per-record object on the way."""
         settings, txn = self.settings, self.txn
-        has_keys, has_headers = shape
+        values, keys, ts = buf.value_column(), buf.key_column(), buf.timestamp_array()
+        headers = buf.headers
+        order = None if part is not None else _by_partition(self.client, topic, keys, len(rows) == len(buf))
+        if order is not None:
+            rows = rows[order]
+        if order is not None or len(rows) != len(buf):
+            values, keys, ts = take(values, rows), None if keys is None else take(keys, rows), ts[rows]
+            headers = None if headers is None else [headers[i] for i in rows.tolist()]
+        if headers is not None and not any(headers):
+            headers = None
         try:
             result = self.client.produce(
                 topic,
-                [buf.values[i] for i in rows],
-                keys=[buf.keys[i] for i in rows] if has_keys else None,
+                values,
+                keys=keys,
                 partition=part,
-                headers=[buf.headers[i] for i in rows] if has_headers else None,
-                timestamps=[buf.timestamps[i] for i in rows],
+                headers=headers,
+                timestamps=ts,
                 acks=settings.acks,
                 compression=settings.compression,
                 timeout_ms=timeout_ms,
                 producer_state=txn,
             )
         except ProduceFailedError as e:
-            completed += resolve_futures(buf, topic, rows, e.result, e)
+            completed += resolve_rows(buf, topic, rows, ts, e.result, e)
             fatal = None if txn is None else txn.fail_produce(e)
-            return e, (fatal if fatal is not e else None)
+            return e, (fatal if fatal is not e else None), rows
         except Exception as e:
             if not background:
                 raise
             wrapped = not_written(buf, topic, rows, part, e)
-            completed += resolve_futures(buf, topic, rows, None, wrapped)
+            completed += resolve_rows(buf, topic, rows, ts, None, wrapped)
             if txn is not None:
                 txn.fail_produce(wrapped)
-            return wrapped, None
-        completed += resolve_futures(buf, topic, rows, result, None)
-        return result, None
+            return wrapped, None, rows
+        completed += resolve_rows(buf, topic, rows, ts, result, None)
+        return result, None, rows
+
+
+def _by_partition(client: Client, topic: str, keys: BinaryColumn | None, whole: bool) -> np.ndarray | None:
+    """The order that groups a whole buffer's records by the partition ``Client.produce`` will give them (a
+    stable sort: each partition's records stay in send order), or None to leave them as they are.
+
+    ``Client.produce`` cuts its input into per-partition batches; rows of one partition that lie in one run
+    are a slice, scattered ones a gather per partition and column (measured on Kafka 4.4, 1,000 keyed records
+    over 6 partitions: 1.34-1.54 ms of CPU per call scattered, 0.89-0.99 ms grouped). Only when every record
+    has a key: a keyless record goes to the call's sticky partition, which only the call knows, and sorting
+    it apart from keyed ones of that partition would reorder them. The partition count is the one cached for
+    ``topic``, the one ``Client.produce`` reads under the cluster lock (a key's partition does not depend on
+    anything else, so records of one key keep their order even if the count changes in between)."""
+    if keys is None or keys.valid is not None or not whole or len(keys) < 2:
+        return None
+    tm = client.cluster.topics.get(topic)
+    if tm is None or tm.num_partitions < 2:
+        return None
+    parts = partitions_for_keys(keys, tm.num_partitions)
+    order = np.argsort(parts, kind="stable")
+    return order
+
+
+def _calls(buf: RecordBuffer) -> list[tuple[int | None, np.ndarray]]:
+    """The buffer's rows per produce call: one call when no record names a partition, else one per
+    explicit partition and one (partition None: the client partitions them) for the rest."""
+    n = len(buf)
+    if not buf.has_partitions:
+        return [(None, np.arange(n))]
+    parts = buf.partition_array()
+    out: list[tuple[int | None, np.ndarray]] = []
+    for p in np.unique(parts).tolist():
+        out.append((None if p < 0 else int(p), np.flatnonzero(parts == p)))
+    return out

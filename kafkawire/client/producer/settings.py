@@ -13,8 +13,9 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class ProducerSettings:
-    """What decides when a buffer is written (``batch_records``, ``batch_bytes``, ``linger_ms``) and how
-    (``compression``, ``acks``, ``delivery_timeout_ms``); see :class:`~kafkawire.client.Producer`."""
+    """What decides when a buffer is written (``batch_records``, ``batch_bytes``, ``linger_ms``), how
+    (``compression``, ``acks``, ``delivery_timeout_ms``) and how much ``send()`` may buffer before it blocks
+    (``buffer_memory`` bytes, for at most ``max_block_ms``); see :class:`~kafkawire.client.Producer`."""
 
     batch_records: int
     batch_bytes: int
@@ -22,6 +23,8 @@ class ProducerSettings:
     compression: str | None
     acks: int
     delivery_timeout_ms: float | None
+    buffer_memory: int = 32 << 20
+    max_block_ms: float = 60_000.0
 
 
 class Setting(Generic[T]):
@@ -43,3 +46,6 @@ class Setting(Generic[T]):
 
     def __set__(self, obj: Any, value: T) -> None:
         setattr(obj.settings, self.name, value)
+        changed = getattr(obj, "_settings_changed", None)
+        if changed is not None:  # the producer's send() keeps the limits it checks per record (issue 32)
+            changed()

@@ -103,9 +103,10 @@ class ShareConsumer:
         self._async: list[tuple[AckSent, CommitCallback | None]] = []
         self._wakeup = threading.Event()
         self._closed = False
-        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0}
+        self._counters = {"records_consumed": 0, "bytes_consumed": 0, "acknowledgement_failures": 0,
+                          "polls_unanswered": 0}
         self._acknowledged = dict.fromkeys(("accept", "release", "reject"), 0)
-        self._retry = PollRetry(self.client, "share poll", log)  # the poll's retries, as the Consumer's
+        self._retry = PollRetry(self.client, "share poll", log, self._counters)  # the poll's retries, as the Consumer's
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any] | str | os.PathLike[str], **overrides: Any) -> ShareConsumer:
@@ -149,9 +150,10 @@ class ShareConsumer:
         """Records acquired for this member, per partition, waiting up to ``timeout_ms`` for some.
 
         Acknowledgements made since the last poll (in implicit mode: everything it returned, accepted)
-        travel with this poll's fetches. Returns an empty dict when nothing arrived in time; raises
-        :class:`~kafkawire.client.errors.KafkaTimeoutError` when no broker answered during the whole
-        timeout, naming the error, and :class:`~kafkawire.client.errors.WakeupError` after :meth:`wakeup`."""
+        travel with this poll's fetches. Returns an empty dict when nothing arrived in time, also when no
+        broker answered during the whole timeout (logged at WARNING naming the error, counted in
+        ``metrics()["polls_unanswered"]``, as :meth:`Consumer.poll`); raises
+        :class:`~kafkawire.client.errors.WakeupError` after :meth:`wakeup`."""
         self._check_open()
         if not self._subscription:
             raise ShareStateError("poll: not subscribed to any topic (call subscribe() first)")
@@ -183,10 +185,10 @@ class ShareConsumer:
             try:
                 self._member.heartbeat(deadline)
                 if deadline.remaining_ms() < _MIN_ROUND_MS:
-                    # Too little time for a round trip: a ShareFetch cut short by the deadline closes the
-                    # connection, and what it acquired would come back only when its locks expire.
+                    # Too little time for a round trip: a ShareFetch started now would be cut short (its
+                    # answer is then read by the next poll, ShareFetcher.outstanding).
                     deadline.sleep(deadline.remaining())
-                elif not self._member.assignment and not self._acks.has_pending():
+                elif not self._member.assignment and not self._acks.has_pending() and not self._fetcher.outstanding:
                     deadline.sleep(0.05)
                 else:
                     out = self._fetcher.round(self._member.member_id, self._member.assignment, deadline)
@@ -194,8 +196,11 @@ class ShareConsumer:
                 if retry.failed(e, deadline, timeout_ms):
                     continue
                 return {}  # the cluster answered: busy, not gone
+            if not out and deadline.expired():
+                retry.ended_empty(timeout_ms, self._fetcher.max_wait_ms)
+                return out
             retry.answered()
-            if out or deadline.expired():
+            if out:
                 for cols in out.values():
                     self._counters["records_consumed"] += len(cols)
                     self._counters["bytes_consumed"] += cols.value.nbytes + cols.key.nbytes
@@ -250,15 +255,23 @@ class ShareConsumer:
         deadline = self.client.deadline(timeout_ms)
         if self.acknowledgement_mode == "implicit":
             self._acks.acknowledge_all(ACCEPT)
+        self._release_settled(deadline)
         self._flush()
         self._finish_async(deadline)
         sent = self._fetcher.send_acknowledgements(self._member.member_id, deadline)
         self._fetcher.collect(sent, deadline)
-        if sent and deadline.expired():
+        if (sent and deadline.expired()) or self._fetcher.outstanding:
             raise KafkaTimeoutError(f"share commit of group {self.group_id!r} did not complete within {timeout_ms} ms")
         results = self._fetcher.drain()
         self._count_failures(results)
         return results
+
+    def _release_settled(self, deadline: Deadline) -> None:
+        """Read the answers of fetches an earlier poll's deadline cut (their sessions can carry nothing else
+        until then) and release what they acquired: the application never saw it, and it goes back to the
+        group now instead of when its acquisition lock expires (issue 34)."""
+        for tp, cols in self._fetcher.settle(deadline).items():
+            self._acks.acknowledge(tp, cols.offset, RELEASE)
 
     def commit_async(self, callback: CommitCallback | None = None) -> None:
         """Send the acknowledgements not sent yet without waiting; ``callback(results, error)`` runs from the
@@ -331,6 +344,7 @@ class ShareConsumer:
         deadline = Deadline.from_ms(CLOSE_TIMEOUT_MS if timeout_ms is None else timeout_ms)
         try:
             self._finish_async(deadline)
+            self._fetcher.settle(deadline)  # what cut fetches acquired is released below with the rest
             # Java: implicit mode releases the last poll's records on close (commit first to accept them).
             self._acks.acknowledge_all(RELEASE)
             self._flush()
@@ -341,6 +355,7 @@ class ShareConsumer:
             log.warning("share group %s: closing the share sessions failed: %s", self.group_id, e)
         finally:
             self._member.leave(deadline)
+            self._fetcher.close()
             if self._own_client:
                 self.client.close()
 

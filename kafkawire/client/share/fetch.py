@@ -14,6 +14,7 @@ from ...protocol import ShareAcknowledgeRequest, ShareFetchRequest
 from ...protocol.errors import (
     BrokerError,
     InvalidShareSessionEpochError,
+    LeaderNotAvailableError,
     ShareSessionNotFoundError,
     broker_error,
 )
@@ -28,6 +29,7 @@ from .versions import share_version
 
 if TYPE_CHECKING:
     from ..client import Client
+    from ..net.connection import BrokerConnection
 
 __all__ = ["ShareFetcher"]
 
@@ -70,8 +72,36 @@ class ShareFetcher:
         self.acquisition_lock_timeout_ms = -1
         self.session_resets = 0
         self._stale = False  # a partition's leader moved: refresh the metadata after this round
+        #: Requests whose answer a round's deadline did not see arrive: still in flight on their open
+        #: connections, read by a later round (or :meth:`settle`). Closing the connection instead would leave
+        #: what a ShareFetch acquired locked until the acquisition lock expires, its delivery count raised
+        #: (archived once it reaches ``group.share.delivery.count.limit``: lost; issue 34).
+        self.outstanding: RoundSent = []
+        #: Connections of the fetcher's own, one per broker: a request of another part of the client timing
+        #: out on a shared connection (the member's heartbeat to a hung coordinator) closes it, and with it
+        #: every answer still to come on it.
+        self._conns: dict[int, BrokerConnection] = {}
 
     # ------------------------------------------------------------------------------------- helpers
+    def _connection(self, node: int, deadline: Deadline) -> BrokerConnection:
+        """The fetcher's own connection to ``node`` (connected), made anew when the broker's address changed."""
+        cluster = self.client.cluster
+        broker = cluster.brokers.get(node)
+        if broker is None:
+            raise LeaderNotAvailableError(f"broker {node} is not in the metadata")
+        conn = self._conns.get(node)
+        if conn is None or (conn.host, conn.port) != (broker.host, broker.port):
+            if conn is not None:
+                conn.close()
+            conn = self._conns[node] = cluster.new_connection(broker.host, broker.port, node)
+        return conn.connect(deadline=deadline)
+
+    def close(self) -> None:
+        """Close the fetcher's connections."""
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+
     def _ids(self, topics: set[str], deadline: Deadline) -> dict[str, uuid.UUID]:
         cluster = self.client.cluster
         out = {}
@@ -135,10 +165,19 @@ class ShareFetcher:
                     raise
                 failed.append(e)
                 log.debug("share fetch: no leader for %s/%d yet: %s", tp[0], tp[1], e)
+        out, failed_before = self._collect_outstanding(deadline)
+        if out:  # records an earlier poll's fetch acquired: hand them over before asking for more
+            return out
+        failed.extend(failed_before)
+        if deadline.expired():  # the wait for them took the time: sending now would only be cut short
+            if failed:
+                raise failed[0]
+            return out
+        busy = self.busy_nodes()  # a session's next request waits for its earlier answer
         nodes = set(by_node) | {n for n, s in self.sessions.items() if s.partitions} | set(self.acks.pending)
         wait = deadline.wait_ms(self.max_wait_ms)
         inflight: RoundSent = []
-        for node in sorted(nodes):
+        for node in sorted(nodes - busy):
             try:
                 inflight.extend(self._send_node(node, member_id, by_node.get(node, set()), wait, deadline))
             except Exception as e:
@@ -146,22 +185,11 @@ class ShareFetcher:
                     raise
                 failed.append(e)
                 self._lost(node, str(e))
-        out: dict[TopicPartition, ShareRecordColumns] = {}
-        for kind, node, pr, wanted, acks in inflight:
-            session = self.sessions[node]
-            try:
-                resp = pr.result(self.client.cluster.request_timeout_ms + wait, deadline=deadline)
-            except Exception as e:
-                if not is_retriable(e):
-                    raise
-                failed.append(e)
-                self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
-                self._lost(node, str(e))
-                continue
-            if kind == "ack" or wanted is None:
-                self._acknowledged(node, session, resp, acks)
+        for entry in inflight:
+            if self._answer_here(entry, deadline):
+                self._take_answer(entry, deadline, out, failed)
             else:
-                out.update(self._fetched(node, session, resp, wanted, acks))
+                self.outstanding.append(entry)
         if self._stale:
             self._stale = False
             try:
@@ -173,11 +201,70 @@ class ShareFetcher:
             raise failed[0]
         return out
 
+    # ------------------------------------------------------------------------ answers read later
+    def busy_nodes(self) -> set[int]:
+        """Brokers with a request still awaiting its answer (nothing else goes to their sessions meanwhile)."""
+        return {node for _, node, _, _, _ in self.outstanding}
+
+    def settle(self, deadline: Deadline) -> dict[TopicPartition, ShareRecordColumns]:
+        """Read the answers still outstanding, until ``deadline``; the records they acquired (the caller hands
+        them to the application or releases them)."""
+        out, failed = self._collect_outstanding(deadline)
+        for e in failed:
+            log.debug("share fetch: an answer read late failed: %s", e)
+        return out
+
+    def _collect_outstanding(
+        self, deadline: Deadline
+    ) -> tuple[dict[TopicPartition, ShareRecordColumns], list[BaseException]]:
+        out: dict[TopicPartition, ShareRecordColumns] = {}
+        failed: list[BaseException] = []
+        waiting, self.outstanding = self.outstanding, []
+        for entry in waiting:
+            if self._answer_here(entry, deadline):
+                self._take_answer(entry, deadline, out, failed)
+            else:
+                self.outstanding.append(entry)
+        return out, failed
+
+    @staticmethod
+    def _answer_here(entry: tuple[str, int, Any, Any, Acks], deadline: Deadline) -> bool:
+        """Wait for ``entry``'s answer until ``deadline`` without giving its connection up: True once it was
+        read (or its connection failed: the result raises that), False while it is still to come."""
+        pr = entry[2]
+        conn = pr.connection
+        if conn.read_ahead(pr.correlation_id, deadline):
+            return True
+        return not conn.awaiting(pr.correlation_id)
+
+    def _take_answer(
+        self,
+        entry: tuple[str, int, Any, Any, Acks],
+        deadline: Deadline,
+        out: dict[TopicPartition, ShareRecordColumns],
+        failed: list[BaseException],
+    ) -> None:
+        kind, node, pr, wanted, acks = entry
+        session = self.sessions[node]
+        try:
+            resp = pr.result(self.client.cluster.request_timeout_ms, deadline=deadline)
+        except Exception as e:
+            if not is_retriable(e):
+                raise
+            failed.append(e)
+            self._fail(acks, ShareSessionLostError(f"broker {node}: {e}"))
+            self._lost(node, str(e))
+            return
+        if kind == "ack" or wanted is None:
+            self._acknowledged(node, session, resp, acks)
+        else:
+            out.update(self._fetched(node, session, resp, wanted, acks))
+
     def _send_node(
         self, node: int, member_id: str, wanted: set[TopicPartition], wait: int, deadline: Deadline
     ) -> RoundSent:
         session = self.sessions.setdefault(node, ShareSession(node))
-        conn = self.client.cluster.connection(node, deadline)
+        conn = self._connection(node, deadline)
         pending = self.acks.take(node).get(node, {})
         if pending and session.epoch == OPEN_EPOCH:
             self._fail(
@@ -273,6 +360,7 @@ class ShareFetcher:
                 delivered, gaps = acquired_columns(cols, p.acquired_records)
                 self.acks.delivered(tp, node, delivered.offset, gaps)
                 if len(delivered):
+                    delivered._locate(*tp)  # its per-record views carry topic and partition (issue 32)
                     out[tp] = delivered
         self._stale |= stale
         return out
@@ -281,8 +369,11 @@ class ShareFetcher:
     def send_acknowledgements(self, member_id: str, deadline: Deadline, *, close: bool = False) -> AckSent:
         """ShareAcknowledge every pending acknowledgement to its broker (``close``: and end every session);
         the requests in flight, for :meth:`collect`."""
-        pending = self.acks.take()
-        nodes = set(pending) | (set(self.sessions) if close else set())
+        busy = self.busy_nodes()  # their acknowledgements stay pending: the session awaits an earlier answer
+        pending: dict[int, Acks] = {}
+        for n in [n for n in self.acks.pending if n not in busy]:
+            pending.update(self.acks.take(n))
+        nodes = (set(pending) | (set(self.sessions) if close else set())) - busy
         sent: AckSent = []
         for node in sorted(nodes):
             acks = pending.get(node, {})
@@ -293,7 +384,7 @@ class ShareFetcher:
                 )
                 continue
             try:
-                conn = self.client.cluster.connection(node, deadline)
+                conn = self._connection(node, deadline)
                 ids = self._ids({t for t, _ in acks}, deadline)
                 req = session.acknowledge_request(self.group_id, member_id, acks, ids, close=close)
                 sent.append(

@@ -92,7 +92,7 @@ class ShareGroupMember:
             subscribed_topic_names=list(self.topics) if self._send_subscription or self.epoch == JOIN_EPOCH else None,
         )
         try:
-            with self.client.lock:
+            with self.client.cluster.held(deadline, f"share group heartbeat of {self.group_id!r}"):
                 refresh, self._refresh_coordinator = self._refresh_coordinator, False
                 conn = self.client.coordinator(self.group_id, refresh=refresh, deadline=deadline)
                 resp = conn.request(req, self._version(conn), deadline=deadline)
