@@ -39,6 +39,8 @@ def test_implicit_mode_consumes_every_record_once(share_kafka):
             for (t, p), cols in c.poll(1000).items():
                 assert cols.delivery_count.dtype == np.int16 and set(cols.delivery_count.tolist()) == {1}
                 assert cols.value.to_pylist()[0] == f"{p}-{cols.offset[0]}".encode()
+                first = next(iter(cols))  # a per-record view knows where it came from (issue 32)
+                assert (first.topic, first.partition, first.offset) == (t, p, int(cols.offset[0]))
                 seen.update((t, p, int(o)) for o in cols.offset)
         results = c.commit(timeout_ms=30_000)
         assert results and all(err is None for err in results.values()), results

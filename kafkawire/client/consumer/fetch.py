@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ...columns import RecordColumns
-from ...protocol import FetchRequest
-from ...protocol.errors import LeaderNotAvailableError, ReplicaNotAvailableError, broker_error
+from ...protocol import FetchRequest, FetchResponse
+from ...protocol.errors import BrokerError, LeaderNotAvailableError, ReplicaNotAvailableError, broker_error
 from ..cluster import quirks
 from ..cluster.cluster import ZERO_UUID, Cluster
 from ..cluster.retry import is_retriable
@@ -30,6 +30,8 @@ from .validation import leader_epoch_of
 __all__ = ["fetch_many"]
 
 TP = tuple[str, int]
+#: A partition's answer to decode: the partition, its part of the Fetch response, and its error if any.
+_Answer = tuple[TP, FetchResponse.PartitionData, BrokerError | None]
 
 log = logging.getLogger("kafkawire.client.fetch")
 
@@ -231,10 +233,10 @@ class _FetchCall:
                 handler.handle_error()
             self._failed(s.node, s.tps, e)
             return
-        code = getattr(resp, "error_code", 0) or 0
+        code = resp.error_code  # 0 below v7, where only partitions have errors
         if handler is not None and s.sreq is not None:
             # A refused session (broker restarted, stale epoch) is retried as a full fetch.
-            handler.handle_response(s.sreq, code, getattr(resp, "session_id", 0) or 0)
+            handler.handle_response(s.sreq, code, resp.session_id)
         top_err = broker_error(code, None, "fetch")
         if top_err is not None:
             if not top_err.retriable:
@@ -250,7 +252,7 @@ class _FetchCall:
         self.cluster.metrics.record_fetch_from(s.node, fetched_bytes, fetched_records)
 
     def _send_ahead(
-        self, prefetch: Prefetcher, s: _Sent, todo: list[tuple[TP, Any, Any]], wait_ms: int, d: Deadline
+        self, prefetch: Prefetcher, s: _Sent, todo: list[_Answer], wait_ms: int, d: Deadline
     ) -> None:
         """Send ``s.node``'s next Fetch now, before this answer is decoded, when every partition answered
         without error and one of them has records waiting past its next offset (nothing is sent ahead that the
@@ -263,8 +265,8 @@ class _FetchCall:
         for tp, p, _ in todo:
             nxt = next_offsets_of(p.records, offsets[tp])
             at[tp] = max(nxt, offsets[tp])
-            lso = getattr(p, "last_stable_offset", -1)
-            end = lso if level == 1 and lso is not None and lso >= 0 else p.high_watermark
+            lso = p.last_stable_offset  # -1 below v4
+            end = lso if level == 1 and lso >= 0 else p.high_watermark
             waiting = waiting or at[tp] < end
         if not waiting:
             return
@@ -276,8 +278,8 @@ class _FetchCall:
         prefetch.put(Ahead(s.node, self.key, at, pending, handler, sreq, self.cluster.request_timeout_ms + wait_ms))
 
     def _partitions(
-        self, resp: Any, node: int, handler: FetchSessionHandler | None
-    ) -> tuple[list[tuple[TP, Any, Any]], set[TP], bool]:
+        self, resp: FetchResponse, node: int, handler: FetchSessionHandler | None
+    ) -> tuple[list[_Answer], set[TP], bool]:
         """The partition answers of ``resp`` this call waits for: (tp, answer, its error) to decode, the
         partitions seen, and whether the broker named a preferred read replica (then nothing is sent
         ahead). Retriable errors, and any error from a follower, go to this round's errors instead."""
@@ -286,10 +288,10 @@ class _FetchCall:
         names_by_id = {tm.topic_id: name for name, tm in cluster.topics.items() if tm.topic_id}
         seen: set[TP] = set()
         redirected = False
-        todo: list[tuple[TP, Any, Any]] = []
+        todo: list[_Answer] = []
         for t in resp.responses:
-            topic_id = getattr(t, "topic_id", None)
-            name = t.topic if getattr(t, "topic", None) else names_by_id.get(topic_id) if topic_id else None
+            # Topics are named up to v12 and identified from v13 (KIP-516): the other field is "" / the zero UUID.
+            name = t.topic or names_by_id.get(t.topic_id)
             if name is None:
                 continue  # a topic id this client does not know (re-created under it): nothing it asked for
             for p in t.partitions:
@@ -298,9 +300,7 @@ class _FetchCall:
                     continue
                 seen.add(tp)
                 if handler is not None:
-                    handler.observe(
-                        tp, p.high_watermark, getattr(p, "last_stable_offset", -1), getattr(p, "log_start_offset", -1)
-                    )
+                    handler.observe(tp, p.high_watermark, p.last_stable_offset, p.log_start_offset)
                 err = broker_error(p.error_code, None, f"fetch {name}/{p.partition_index}")
                 if leaders[tp] != node and err is not None:
                     # A follower's error (even OFFSET_OUT_OF_RANGE: it may only lag) sends the partition
@@ -313,8 +313,8 @@ class _FetchCall:
                 if err is not None and err.retriable:
                     errors[tp] = err
                     continue
-                preferred = getattr(p, "preferred_read_replica", -1)
-                if preferred is not None and preferred >= 0 and preferred != node:
+                preferred = p.preferred_read_replica  # -1 below v11
+                if preferred >= 0 and preferred != node:
                     # The broker names another replica for our rack (KIP-392) and sends no records: the
                     # next fetch of this partition goes there.
                     replicas.prefer(tp, preferred, leaders[tp])
@@ -322,7 +322,7 @@ class _FetchCall:
                 todo.append((tp, p, err))
         return todo, seen, redirected
 
-    def _decode(self, todo: list[tuple[TP, Any, Any]]) -> tuple[int, int]:
+    def _decode(self, todo: list[_Answer]) -> tuple[int, int]:
         """Decode the partition answers of ``todo`` into :attr:`results`: (bytes, records) fetched."""
         limits, remaining, results = self.limits, self.remaining, self.results
         fetched_bytes = fetched_records = 0
@@ -341,8 +341,8 @@ class _FetchCall:
                 fetch_offset=off,
                 records=cols if cols is not None else RecordColumns.empty(off),
                 high_watermark=p.high_watermark,
-                last_stable_offset=getattr(p, "last_stable_offset", -1),
-                log_start_offset=getattr(p, "log_start_offset", -1),
+                last_stable_offset=p.last_stable_offset,  # -1 below v4
+                log_start_offset=p.log_start_offset,  # -1 below v5
                 error=err,
             )
         return fetched_bytes, fetched_records

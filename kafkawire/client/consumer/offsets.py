@@ -248,7 +248,7 @@ def committed(
             err = broker_error(g.error_code, None, f"offset fetch of group {group!r}")
             topics = g.topics
         else:
-            err = broker_error(getattr(resp, "error_code", 0) or 0, None, f"offset fetch of group {group!r}")
+            err = broker_error(resp.error_code, None, f"offset fetch of group {group!r}")  # 0 below v2
             topics = resp.topics
         if err is not None:
             raise err
@@ -259,7 +259,7 @@ def committed(
                 if perr is not None and not isinstance(perr, UnknownTopicOrPartitionError):
                     raise perr
                 out[(t.name, p.partition_index)] = CommittedOffset(
-                    p.committed_offset, p.metadata, getattr(p, "committed_leader_epoch", -1)
+                    p.committed_offset, p.metadata, p.committed_leader_epoch  # -1 below v5
                 )
         return {tp: out.get(tp, CommittedOffset(-1)) for tp in tps}
 

@@ -273,7 +273,7 @@ class GroupMember:
         # have chosen among what we offered, so fall back to our first choice.
         protocol = resp.protocol_name or self.assignors[0]
         assignments: list[Any] = []
-        if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
+        if resp.leader == resp.member_id and not resp.skip_assignment:  # False below v9
             # KIP-814: a static leader that rejoined without a rebalance is told to skip the assignment;
             # SyncGroup with no assignments then hands back the current one.
             assignments, self.withheld = leader_assignments(

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...protocol import LeaveGroupResponse
 from ...protocol.errors import broker_error
 from ..net.deadline import Deadline
 
@@ -38,7 +39,9 @@ def say_goodbye(
             conn = client.coordinator(group_id, refresh=refresh, deadline=deadline)
             request, version = request_for(conn)
             response = conn.request(request, version, deadline=deadline)
-        err = broker_error(response.error_code, getattr(response, "error_message", None), what)
+        # LeaveGroup's answer has no error_message; the leaving heartbeats' answers have one.
+        message = None if isinstance(response, LeaveGroupResponse) else response.error_message
+        err = broker_error(response.error_code, message, what)
         if err is not None:
             log.info("%s: the coordinator answered with %s", what, err)
     except Exception as e:

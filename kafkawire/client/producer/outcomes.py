@@ -49,9 +49,8 @@ def resolve_rows(
 
 
 def in_write_order(completed: list[Completed]) -> list[Completed]:
-    """One entry per batch, rows ascending: callbacks run in the order the records were sent."""
-    if len(completed) < 2:
-        return completed
+    """One entry per batch, rows ascending: callbacks run in the order the records were sent (a call may
+    have taken them grouped by partition)."""
     merged: dict[int, Completed] = {}
     for batch, rows in completed:
         prev = merged.get(id(batch))
@@ -88,8 +87,8 @@ def combined_failure(
 ) -> ProduceFailedError:
     """One error for a write whose produce calls failed: the records of every call not acknowledged,
     per partition, ``rows`` renumbered to positions in the written buffer."""
-    if len(failures) == 1 and not results:
-        return failures[0][1]
+    if len(failures) == 1 and not results and failures[0][0] == list(range(len(failures[0][0]))):
+        return failures[0][1]  # the call took the buffer as it is: its rows are the buffer's
     errors: dict[tuple[str, int], BaseException] = {}
     unacked: dict[int, UnacknowledgedRecords] = {}
     for rows, e in failures:

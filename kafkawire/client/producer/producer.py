@@ -73,6 +73,10 @@ class Producer:
     write, retries included (default: the client's ``retry_timeout_ms``). Pass ``client`` to share a
     :class:`Client`, or ``bootstrap_servers`` and any :class:`Client` options.
 
+    ``buffer_memory`` (bytes, default 32 MiB) bounds the records sent and not yet acknowledged or failed;
+    a ``send()`` beyond it waits up to ``max_block_ms`` (default 60 s) for room, then raises
+    :class:`KafkaTimeoutError` (Java's ``buffer.memory`` / ``max.block.ms``).
+
     ``transactional_id`` makes the producer transactional (see the module docstring); its transactions
     time out on the coordinator after ``transaction_timeout_ms`` (the broker's
     ``transaction.max.timeout.ms`` caps it). ``acks`` must then be -1.

@@ -360,6 +360,7 @@ class ShareFetcher:
                 delivered, gaps = acquired_columns(cols, p.acquired_records)
                 self.acks.delivered(tp, node, delivered.offset, gaps)
                 if len(delivered):
+                    delivered._locate(*tp)  # its per-record views carry topic and partition (issue 32)
                     out[tp] = delivered
         self._stale |= stale
         return out
