@@ -74,6 +74,15 @@ if not PURE:
                 extra_compile_args=extra_compile_args,
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
             ),
+            # The Protobuf column decoder of kafkawire.serde (issue 33); its pure twin is serde/_protobuf_pure.py.
+            Extension(
+                "kafkawire.serde._protobuf",
+                ["kafkawire/serde/_protobuf.pyx"],
+                include_dirs=[np.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
+            ),
         ],
         compiler_directives={
             "language_level": "3",

@@ -19,10 +19,12 @@ __all__ = ["install"]
 
 
 class _CodecFinder(MetaPathFinder):
-    def __init__(self, path: str, avro_path: str | None = None) -> None:
+    def __init__(self, path: str, avro_path: str | None = None, protobuf_path: str | None = None) -> None:
         self.paths = {"kafkawire._codec": path}
         if avro_path is not None:  # the Avro decoder of kafkawire.serde (the `avro` target)
             self.paths["kafkawire.serde._avro"] = avro_path
+        if protobuf_path is not None:  # the Protobuf decoder (the `protobuf` target)
+            self.paths["kafkawire.serde._protobuf"] = protobuf_path
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201 - importlib protocol
         where = self.paths.get(fullname)
@@ -47,5 +49,6 @@ def install(ext_dir: str | None = None) -> str | None:
     if not found:
         raise FileNotFoundError(f"no kafkawire/_codec*.so under {ext_dir}: run fuzz/build_sanitized.sh")
     avro = sorted(glob.glob(os.path.join(ext_dir, "kafkawire", "serde", "_avro*.so")))
-    sys.meta_path.insert(0, _CodecFinder(found[0], avro[0] if avro else None))
+    protobuf = sorted(glob.glob(os.path.join(ext_dir, "kafkawire", "serde", "_protobuf*.so")))
+    sys.meta_path.insert(0, _CodecFinder(found[0], avro[0] if avro else None, protobuf[0] if protobuf else None))
     return found[0]

@@ -20,7 +20,7 @@ cp -r kafkawire/_csrc "$SRC/kafkawire/"
 : >"$SRC/kafkawire/__init__.py"
 # setup.py builds the Avro decoder of kafkawire.serde too (the `avro` target)
 mkdir -p "$SRC/kafkawire/serde"
-cp kafkawire/serde/_avro.pyx "$SRC/kafkawire/serde/"
+cp kafkawire/serde/_avro.pyx kafkawire/serde/_protobuf.pyx "$SRC/kafkawire/serde/"
 : >"$SRC/kafkawire/serde/__init__.py"
 
 if command -v clang >/dev/null; then

@@ -178,6 +178,7 @@ _BUILDERS = {
     "protocol": _seeds_protocol,
     "group": _seeds_group,
     "avro": lambda: __import__("fuzz.avro_target", fromlist=["seeds"]).seeds(),
+    "protobuf": lambda: __import__("fuzz.protobuf_target", fromlist=["seeds"]).seeds(),
 }
 assert set(_BUILDERS) == set(TARGETS)
 

@@ -17,7 +17,7 @@ ROOT="$PWD"
 PY="${PY:-$ROOT/.venv/bin/python}"
 TOTAL="${1:-3600}"; shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(records legacy v2 changing decompress protocol group avro)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(records legacy v2 changing decompress protocol group avro protobuf)
 SLICE="${FUZZ_SLICE:-240}"
 RUNS_EACH="${FUZZ_RUNS:-0}"
 [ "$RUNS_EACH" -eq 0 ] || SLICE="$TOTAL"
@@ -33,7 +33,7 @@ if ! command -v clang >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)
 fi
 so=$(ls "$EXT"/kafkawire/_codec*.so 2>/dev/null | head -1)
 avro_so=$(ls "$EXT"/kafkawire/serde/_avro*.so 2>/dev/null | head -1)
-if [ -z "$so" ] || [ -z "$avro_so" ] || [ -n "$(find kafkawire/_codec.pyx kafkawire/_codec.pxd kafkawire/_csrc kafkawire/serde/_avro.pyx -newer "$so" 2>/dev/null)" ]; then
+if [ -z "$so" ] || [ -z "$avro_so" ] || [ -n "$(find kafkawire/_codec.pyx kafkawire/_codec.pxd kafkawire/_csrc kafkawire/serde/_avro.pyx kafkawire/serde/_protobuf.pyx -newer "$so" 2>/dev/null)" ]; then
   fuzz/build_sanitized.sh || exit 1
 fi
 "$PY" -m fuzz.corpus "$ROOT/build/fuzz-corpus" >/dev/null

@@ -393,7 +393,14 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "protocol": target_protocol,
     "group": target_group,
     "avro": lambda data: _avro_target()(data),  # fuzz/avro_target.py: registry-framed Avro values (issue 20)
+    "protobuf": lambda data: _protobuf_target()(data),  # fuzz/protobuf_target.py: Protobuf values (issue 33)
 }
+
+
+def _protobuf_target() -> Callable[[bytes], None]:
+    from fuzz.protobuf_target import target_protobuf
+
+    return target_protobuf
 
 
 def _avro_target() -> Callable[[bytes], None]:

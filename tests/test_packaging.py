@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_SOURCES = ("kafkawire/_codec.pyx", "kafkawire/_codec.pxd", "kafkawire/_csrc/kw_wire.h",
-                "kafkawire/_recview.pyx", "kafkawire/serde/_avro.pyx", "kafkawire/client/producer/_accumulator.pyx")
+                "kafkawire/_recview.pyx", "kafkawire/serde/_avro.pyx", "kafkawire/serde/_protobuf.pyx",
+                "kafkawire/client/producer/_accumulator.pyx")
 
 
 @pytest.mark.slow
@@ -51,6 +52,7 @@ def test_sdist_and_wheel_contents(tmp_path: Path) -> None:
     # The wheel is a binary one (the extension built) and keeps the typing files.
     assert any(n.startswith("kafkawire/_codec.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/serde/_avro.") and n.endswith((".so", ".pyd")) for n in wheel_names)
+    assert any(n.startswith("kafkawire/serde/_protobuf.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/_recview.") and n.endswith((".so", ".pyd")) for n in wheel_names)
     assert any(n.startswith("kafkawire/client/producer/_accumulator.") and n.endswith((".so", ".pyd"))
                for n in wheel_names)

@@ -1,5 +1,6 @@
-"""Every code block of README.md runs, as a new user would run it: in a fresh venv holding only the wheel built
-from this checkout and the extras the README's Install section names for what the block uses (issue 15).
+"""Every code block of README.md and of the user guide (docs/guide/*.md) runs, as a new user would run it: in a
+fresh venv holding only the wheel built from this checkout and the extras the README's Install section names for
+what the block uses (issue 15; the guide, issue 37). One wheel and one venv per set of extras serve every block.
 
 Rules (kept explicit so that the skip list stays tiny):
 
@@ -30,6 +31,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide"
+
+
+#: Guide pages without a runnable example: the index, and the contributors' page (its blocks are ./dev set-up).
+_NO_EXAMPLE = {"index", "development"}
+
+
+def documents() -> list[Path]:
+    """The pages whose blocks run: the README, then the guide's pages in name order."""
+    return [README, *sorted(GUIDE.glob("*.md"))]
+
+
+def doc_name(path: Path) -> str:
+    return str(path.relative_to(ROOT))
 
 _BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
 _SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((.+?)\)\s*-->\s*$")
@@ -98,18 +113,24 @@ def to_run(block: Block) -> str | None:
 
 
 def test_readme_block_rules() -> None:
-    """The rules above applied to the README as it is: what runs, what does not, and which extras it gets."""
-    text = README.read_text()
-    blocks = readme_blocks(text)
-    assert blocks, "no code blocks found"
-    named = named_extras(text)
+    """The rules above applied to the README and the guide as they are: what runs, what does not, and which
+    extras it gets."""
+    named = named_extras(README.read_text())
     assert {"arrow", "pandas", "cli", "spark", "brokers", "kafka-python"} <= named, named
-    for block in blocks:
-        if to_run(block) is None:
-            assert block.extras() <= named, f"README line {block.line} needs extras the Install section lacks"
-    # Marked skips are few and carry a reason.
-    marked = [b for b in blocks if b.skip_reason]
-    assert len(marked) <= 2 and all(len(b.skip_reason or "") > 20 for b in marked)
+    assert len(documents()) > 10, "the guide's pages are found"
+    marked = []
+    for path in documents():
+        blocks = readme_blocks(path.read_text())
+        if path.stem not in _NO_EXAMPLE:  # a page for a task shows it in a block that runs
+            assert any(to_run(b) is None for b in blocks), f"{doc_name(path)}: no block of it runs"
+        for block in blocks:
+            if to_run(block) is None:
+                assert block.extras() <= named, (
+                    f"{doc_name(path)} line {block.line} needs extras the README's Install section lacks"
+                )
+        marked += [b for b in blocks if b.skip_reason]
+    # Marked skips are few (each needs a cluster the reader has and the test has not) and carry a reason.
+    assert len(marked) <= 3 and all(len(b.skip_reason or "") > 20 for b in marked)
 
 
 def _build_wheel(out: Path) -> Path:
@@ -195,20 +216,25 @@ def _run_bash(block: Block, python: Path, cwd: Path, env: dict[str, str]) -> sub
 @pytest.mark.broker
 @pytest.mark.timeout(3600)
 def test_every_readme_block_runs(tmp_path: Path) -> None:
-    blocks = readme_blocks(README.read_text())
-    runnable = [b for b in blocks if to_run(b) is None]
-    for block in blocks:
-        reason = to_run(block)
-        print(f"README line {block.line} ({block.lang}): " + (f"not run, {reason}" if reason else "runs"))
+    """Every block of the README and of the guide (counted in the output: ``-s`` shows it)."""
+    runnable: list[tuple[str, Block]] = []
+    for path in documents():
+        for block in readme_blocks(path.read_text()):
+            reason = to_run(block)
+            where = f"{doc_name(path)} line {block.line}"
+            print(f"{where} ({block.lang}): " + (f"not run, {reason}" if reason else "runs"))
+            if reason is None:
+                runnable.append((where, block))
+    print(f"{len(runnable)} blocks run")
     wheel = _build_wheel(tmp_path / "dist")
     venvs: dict[frozenset[str], Path] = {}
     failures = []
-    for block in runnable:
+    for number, (where, block) in enumerate(runnable):
         extras = block.extras()
         if extras not in venvs:
             venvs[extras] = _make_venv(tmp_path / f"venv-{len(venvs)}", wheel, extras)
         python = venvs[extras]
-        cwd = tmp_path / f"block-{block.line}"
+        cwd = tmp_path / f"block-{number}"
         cwd.mkdir()
         env = _clean_env()
         env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
@@ -221,11 +247,10 @@ def test_every_readme_block_runs(tmp_path: Path) -> None:
             try:
                 proc = _run_bash(block, python, cwd, env)
             except OSError as e:  # report it with the other blocks' output instead of hiding theirs
-                failures.append(f"README line {block.line} (bash, extras {sorted(extras)}): {e!r}")
+                failures.append(f"{where} (bash, extras {sorted(extras)}): {e!r}")
                 continue
-        print(f"README line {block.line}: extras {sorted(extras)}, exit {proc.returncode}, "
-              f"{time.monotonic() - started:.1f} s")
+        print(f"{where}: extras {sorted(extras)}, exit {proc.returncode}, {time.monotonic() - started:.1f} s")
         if proc.returncode != 0:
-            failures.append(f"README line {block.line} ({block.lang}, extras {sorted(extras)}):\n"
+            failures.append(f"{where} ({block.lang}, extras {sorted(extras)}):\n"
                             f"{(proc.stdout + proc.stderr)[-3000:]}")
     assert not failures, "\n\n".join(failures)

@@ -201,7 +201,7 @@ def client_settings(args: argparse.Namespace, role: str | None = None) -> tuple[
 def make_client(args: argparse.Namespace, role: str | None = None, **options: Any) -> Any:
     """A :class:`kafkawire.client.Client` for ``args.bootstrap`` whose retries stop after ``--timeout``.
 
-    The library's default retry budget (two minutes) suits services; a command line should fail fast
+    The library's default retry budget (60 s, 120 s for writes) suits services; a command line should fail fast
     with a clear message when the address is wrong, so the budget follows ``--timeout``. The role's
     settings (:func:`client_settings`) are left in ``args.role_settings`` for the command.
     """

@@ -27,7 +27,7 @@ from ..columns import RecordColumns
 from .cluster.calls import ClusterCalls
 from .cluster.cluster import Cluster, parse_bootstrap
 from .cluster.quirks import DEFAULT_MAX_RESPONSE_BYTES
-from .cluster.retry import RetryPolicy
+from .cluster.retry import DEFAULT_API_TIMEOUT_MS, DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_MAX_BLOCK_MS, RetryPolicy
 from .consumer import fetch as _fetch
 from .consumer import offsets as _offsets
 from .consumer.fetch_session import FetchSessions
@@ -39,7 +39,7 @@ from .net.deadline import Deadline
 from .net.sasl import OAuthBearerToken, SaslConfig
 from .net.security import security_settings
 from .producer.partitioner import Partitioner, partition_records
-from .producer.produce import ProducerState, not_sent, produce_arguments, send_records
+from .producer.produce import ProducerState, metadata_timeout, not_sent, produce_arguments, send_records
 from .types import (
     CommittedOffset,
     FetchResult,
@@ -65,8 +65,10 @@ class Client(ClusterCalls):
 
     Time limits: ``request_timeout_ms`` bounds each request (one attempt); ``connect_timeout_ms`` each
     connection handshake; ``retry_timeout_ms`` is the default deadline of a whole call, retries
-    included (the Java producer's ``delivery.timeout.ms``), except for :meth:`fetch` /
-    :meth:`fetch_many`, whose default is one request's worth (``request_timeout_ms`` + ``max_wait_ms``).
+    included. Left unset it is 60 s, the Java client's ``default.api.timeout.ms`` (so :meth:`metadata` on a
+    port where nothing listens fails after 60 s, naming the bootstrap servers), and 120 s for
+    :meth:`produce`, the Java producer's ``delivery.timeout.ms``; set, it bounds every call. :meth:`fetch` /
+    :meth:`fetch_many` default to one request's worth (``request_timeout_ms`` + ``max_wait_ms``).
     Every call also takes ``timeout_ms=`` (its own deadline) or ``deadline=``. Retries wait
     ``retry_backoff_ms`` doubling to ``retry_backoff_max_ms`` (±20% jitter); ``retries`` (default
     None) optionally caps their number as well.
@@ -100,7 +102,7 @@ class Client(ClusterCalls):
         retries: int | None = None,
         retry_backoff_ms: float = 100,
         retry_backoff_max_ms: float = 1_000,
-        retry_timeout_ms: float = 120_000,
+        retry_timeout_ms: float | None = None,
         metadata_max_age_ms: float = 300_000,
         security_protocol: str = "PLAINTEXT",
         sasl_mechanism: str | None = None,
@@ -125,8 +127,12 @@ class Client(ClusterCalls):
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
         self.connect_timeout_ms = connect_timeout_ms
+        # Java's defaults when unset: default.api.timeout.ms (60 s) for calls, delivery.timeout.ms (120 s)
+        # for writes (issue 34: a closed port kept metadata() waiting 120 s).
+        api_timeout_ms = DEFAULT_API_TIMEOUT_MS if retry_timeout_ms is None else retry_timeout_ms
         self.retry_policy = RetryPolicy(retries=retries, backoff_ms=retry_backoff_ms,
-                                        backoff_max_ms=retry_backoff_max_ms, timeout_ms=retry_timeout_ms)
+                                        backoff_max_ms=retry_backoff_max_ms, timeout_ms=api_timeout_ms)
+        self.delivery_timeout_ms = DEFAULT_DELIVERY_TIMEOUT_MS if retry_timeout_ms is None else retry_timeout_ms
         self.metadata_max_age_ms = metadata_max_age_ms
         security = security_settings(
             security_protocol, ssl_context=ssl_context, sasl_mechanism=sasl_mechanism, sasl_username=sasl_username,
@@ -244,6 +250,7 @@ class Client(ClusterCalls):
         timeout_ms: float | None = None,
         deadline: Deadline | None = None,
         producer_state: ProducerState | None = None,
+        max_block_ms: float | None = None,
     ) -> ProduceResult:
         """Write records to ``topic`` and return where they went.
 
@@ -255,7 +262,7 @@ class Client(ClusterCalls):
         None. ``timestamps``: int64 ms per record (default: now). ``acks``: -1 (all in-sync replicas;
         idempotent when ``enable_idempotence``), 1 (leader only) or 0 (no acknowledgement: offsets
         are -1). ``compression``: ``None``, ``"gzip"``, ``"snappy"``, ``"lz4"`` or ``"zstd"``.
-        ``timeout_ms`` (default ``retry_timeout_ms``) bounds the whole call: retries go on until then.
+        ``timeout_ms`` (default ``retry_timeout_ms``, else 120 s) bounds the whole call: retries go on until then.
 
         Raises :class:`~kafkawire.client.errors.ProduceFailedError` when some records could not be
         written: ``.errors`` per partition, ``.result`` showing what *was* acknowledged, and
@@ -263,17 +270,24 @@ class Client(ClusterCalls):
 
         ``producer_state``: the producer identity to write with instead of the client's own (a
         transactional :class:`~kafkawire.Producer` passes its transaction manager; always idempotent).
+
+        ``max_block_ms`` (default 60 s, the Java producer's ``max.block.ms``) bounds the wait for the topic's
+        metadata: a topic that does not exist (and is not auto-created) fails the call after it with a
+        :class:`~kafkawire.client.errors.ProduceFailedError` whose cause names the topic and the setting.
         """
         vcol, kcol, ts, result = produce_arguments(topic, values, keys, headers, timestamps, acks)
         if len(vcol) == 0:
             return result
-        d = self.deadline(timeout_ms, deadline)
+        d = self.deadline(self.delivery_timeout_ms if timeout_ms is None else timeout_ms, deadline)
         state = self._producer if producer_state is None else producer_state
         with self.cluster.held(d, f"produce to {topic!r}"):
+            block_ms = DEFAULT_MAX_BLOCK_MS if max_block_ms is None else max_block_ms
             try:
-                parts = partition_records(self.cluster, self._partitioner, d, topic, partition, kcol, len(vcol))
+                parts = partition_records(self.cluster, self._partitioner, d.sooner(block_ms / 1000), topic,
+                                          partition, kcol, len(vcol))
             except KafkaTimeoutError as e:
-                raise not_sent(topic, result, vcol, kcol, ts, headers, partition, e) from e
+                cause = metadata_timeout(topic, e, d, block_ms)
+                raise not_sent(topic, result, vcol, kcol, ts, headers, partition, cause) from e
             result.partition[:] = parts
             send_records(
                 self.cluster, state, d, topic=topic, parts=parts, vcol=vcol, kcol=kcol, ts=ts, headers=headers,

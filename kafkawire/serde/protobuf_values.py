@@ -5,8 +5,8 @@ zig-zag varint count, then that many zig-zag varint indexes, the path from the f
 down to nested ones; a single 0 byte stands for ``[0]``), then the message. Schemas come from the registry
 in either form it holds them (base64 descriptors or ``.proto`` text: :mod:`kafkawire.serde.protobuf_schema`).
 
-This is the first, unoptimised stretch: messages are parsed by the ``protobuf`` runtime (upb, in C) one
-value at a time and converted to rows, then built into Arrow in one call. Types: scalars as their Arrow
+Decoding is one compiled pass (:mod:`._protobuf`, or its pure-Python twin with ``KAFKAWIRE_PURE=1``) running
+the program :mod:`.protobuf_plan` builds from the writer and reader descriptors. Types: scalars as their Arrow
 counterparts, ``bytes`` -> binary, enums -> string (the symbol), messages -> struct, ``repeated`` -> list,
 ``map<K, V>`` -> map; a message field that is not set is null, and so is a scalar with presence (proto3
 ``optional``, oneof members, proto2); other unset scalars are their defaults.
@@ -14,12 +14,18 @@ counterparts, ``bytes`` -> binary, enums -> string (the symbol), messages -> str
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from typing import Any
+
+import numpy as np
 
 from .._optional import require
 from ..binary import BinaryColumn
 from .avro import MODES, AvroDecodeError
 from .framing import frame, values_column
+from .protobuf_plan import Program, build_arrays, build_columns, compile_program
 from .protobuf_schema import SERIALIZED, ProtobufSchema, ProtobufSchemaError
 from .registered import as_registry, encoding_registry
 from .registry import SchemaRegistry, SchemaRegistryError
@@ -27,7 +33,6 @@ from .registry import SchemaRegistry, SchemaRegistryError
 __all__ = ["ProtobufDecodeError", "ProtobufSchemaError", "decode_protobuf", "encode_protobuf"]
 
 ERROR_COLUMN = "_error"
-_MAX_INDEXES = 64
 
 
 class ProtobufDecodeError(AvroDecodeError):
@@ -48,100 +53,27 @@ def _repeated(f: Any) -> bool:
     return bool(f.label == f.LABEL_REPEATED)
 
 
-def _arrow_type(desc: Any, depth: int = 0) -> Any:
-    pa = require("pyarrow", "kafkawire.serde.decode_protobuf")
-    from google.protobuf.descriptor import FieldDescriptor as F
+def _load_impl() -> tuple[Any, bool]:
+    from . import _protobuf_pure
 
-    if depth > 32:
-        raise ProtobufSchemaError(f"message {desc.full_name} nests deeper than 32 levels (recursive?)")
-    scalar = {F.TYPE_DOUBLE: pa.float64(), F.TYPE_FLOAT: pa.float32(), F.TYPE_INT64: pa.int64(),
-              F.TYPE_UINT64: pa.uint64(), F.TYPE_INT32: pa.int32(), F.TYPE_FIXED64: pa.uint64(),
-              F.TYPE_FIXED32: pa.uint32(), F.TYPE_BOOL: pa.bool_(), F.TYPE_STRING: pa.string(),
-              F.TYPE_BYTES: pa.binary(), F.TYPE_UINT32: pa.uint32(), F.TYPE_SFIXED32: pa.int32(),
-              F.TYPE_SFIXED64: pa.int64(), F.TYPE_SINT32: pa.int32(), F.TYPE_SINT64: pa.int64(),
-              F.TYPE_ENUM: pa.string()}
+    if os.environ.get("KAFKAWIRE_PURE", "") not in ("", "0"):
+        return _protobuf_pure, False
+    try:
+        from . import _protobuf  # type: ignore[attr-defined]
 
-    def field_type(f: Any) -> Any:
-        if f.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
-            md = f.message_type
-            if md.GetOptions().map_entry:
-                return pa.map_(field_type(md.fields_by_name["key"]), field_type(md.fields_by_name["value"]))
-            return _arrow_type(md, depth + 1)
-        return scalar[f.type]
-
-    fields = []
-    for f in desc.fields:
-        t = field_type(f)
-        is_map = f.type == F.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
-        if _repeated(f) and not is_map:
-            t = pa.list_(t)
-        fields.append(pa.field(f.name, t))
-    return pa.struct(fields)
+        return _protobuf, True
+    except ImportError:
+        if os.environ.get("KAFKAWIRE_REQUIRE_COMPILED", "") not in ("", "0"):
+            raise
+        return _protobuf_pure, False
 
 
-def _row(msg: Any) -> dict[str, Any]:
-    from google.protobuf.descriptor import FieldDescriptor as F
+_IMPL, COMPILED = _load_impl()
 
-    out: dict[str, Any] = {}
-    for f in msg.DESCRIPTOR.fields:
-        v = getattr(msg, f.name)
-        if f.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
-            if f.message_type.GetOptions().map_entry:
-                vf = f.message_type.fields_by_name["value"]
-                if vf.type == F.TYPE_MESSAGE:
-                    out[f.name] = [(k, _row(x)) for k, x in v.items()]
-                elif vf.type == F.TYPE_ENUM:
-                    out[f.name] = [(k, vf.enum_type.values_by_number[x].name
-                                    if x in vf.enum_type.values_by_number else str(x)) for k, x in v.items()]
-                else:
-                    out[f.name] = list(v.items())
-            elif _repeated(f):
-                out[f.name] = [_row(x) for x in v]
-            else:
-                out[f.name] = _row(v) if msg.HasField(f.name) else None
-        elif not _repeated(f) and f.has_presence and not msg.HasField(f.name):
-            out[f.name] = None  # proto3 optional, oneof members, proto2: unset is null, not the default
-        elif f.type == F.TYPE_ENUM:
-            names = f.enum_type.values_by_number
-            out[f.name] = ([_symbol(names, x) for x in v] if _repeated(f) else _symbol(names, v))
-        elif _repeated(f):
-            out[f.name] = list(v)
-        else:
-            out[f.name] = v
-    return out
-
-
-def _symbol(names: Any, number: int) -> str:
-    """An enum value's name; a number the schema does not know (open enums, proto3) as its digits."""
-    return str(names[number].name) if number in names else str(number)
-
-
-def _indexes(raw: bytes) -> tuple[list[int], int]:
-    """The message indexes after the header, and where the message starts."""
-    pos = 5
-
-    def varint() -> int:
-        nonlocal pos
-        z = shift = 0
-        while True:
-            if pos >= len(raw):
-                raise ValueError("message indexes run past the end of the value")
-            c = raw[pos]
-            pos += 1
-            z |= (c & 0x7F) << shift
-            if c < 0x80:
-                break
-            shift += 7
-            if shift > 63:
-                raise ValueError("message index varint longer than 10 bytes")
-        return (z >> 1) ^ -(z & 1)
-
-    count = varint()
-    if count == 0:
-        return [0], pos
-    if not 0 < count <= _MAX_INDEXES:
-        raise ValueError(f"message index count {count} is not between 1 and {_MAX_INDEXES}")
-    return [varint() for _ in range(count)], pos
+# Writer schemas by registry client and id (an id's schema never changes): one descriptor pool each, built
+# (and .proto text compiled) once per process, not once per call.
+_SCHEMAS: weakref.WeakKeyDictionary[SchemaRegistry, dict[int, ProtobufSchema | str]] = weakref.WeakKeyDictionary()
+_SCHEMAS_LOCK = threading.Lock()
 
 
 class _WriterSchemas:
@@ -150,7 +82,8 @@ class _WriterSchemas:
 
     def __init__(self, registry: SchemaRegistry) -> None:
         self.registry = registry
-        self._by_id: dict[int, ProtobufSchema | str] = {}
+        with _SCHEMAS_LOCK:
+            self._by_id = _SCHEMAS.setdefault(registry, {})
 
     def get(self, sid: int) -> ProtobufSchema:
         got = self._by_id.get(sid)
@@ -169,27 +102,38 @@ class _WriterSchemas:
         return got
 
 
-def _reader_message(writers: _WriterSchemas, raws: list[Any], subject: str | None, message: str | None) -> Any:
+def _index_list(idx: bytes) -> list[int]:
+    """Message index bytes (the zig-zag count, then the indexes) as the indexes; ``[0]`` for a count of 0."""
+    out: list[int] = []
+    z = shift = 0
+    for c in idx:
+        z |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            out.append((z >> 1) ^ -(z & 1))
+            z = shift = 0
+    return out[1:] if out and out[0] else [0]
+
+
+def _reader_message(writers: _WriterSchemas, heads: list[tuple[int, bytes]], subject: str | None,
+                    message: str | None) -> Any:
     """The reader message: ``message`` of ``subject``'s latest schema (else of the highest writer id among the
     values); without ``message``, the one the first value's indexes name."""
 
     def pick(schema: ProtobufSchema) -> Any:
         if message is not None:
             return schema.named(message)[0]
-        for raw in raws:
-            if raw is not None and len(raw) >= 5 and raw[0] == 0:
-                try:
-                    return schema.message(_indexes(raw)[0])
-                except ValueError:
-                    continue
+        for _, idx in heads:
+            try:
+                return schema.message(_index_list(idx))
+            except ValueError:
+                continue
         return schema.only()[0]
 
     if subject is not None:
-        return pick(ProtobufSchema(writers.registry, writers.registry.get_latest(subject, format=SERIALIZED)))
-    ids = sorted({int.from_bytes(r[1:5], "big", signed=True) for r in raws
-                  if r is not None and len(r) >= 5 and r[0] == 0}, reverse=True)
+        return pick(writers.get(writers.registry.get_latest(subject, format=SERIALIZED).schema_id))
     reasons = []
-    for sid in ids:
+    for sid in sorted({sid for sid, _ in heads}, reverse=True):
         try:
             return pick(writers.get(sid))
         except ValueError as e:
@@ -198,61 +142,16 @@ def _reader_message(writers: _WriterSchemas, raws: list[Any], subject: str | Non
                      + (f" ({'; '.join(reasons[:3])})" if reasons else ""))
 
 
-def _parse_rows(raws: list[Any], writers: _WriterSchemas, permissive: bool) -> tuple[list[Any], dict[int, str]]:
-    """Each value parsed with its own writer schema and message indexes, as a dict (None: a null value or, with
-    its reason in the errors, a bad one; FAILFAST stops at the first)."""
-    from google.protobuf.message import DecodeError
-
-    rows: list[Any] = []
-    errors: dict[int, str] = {}
-    for row, raw in enumerate(raws):
-        if raw is None:
-            rows.append(None)
-            continue
-        try:
-            if len(raw) < 5:
-                raise ValueError(f"value of {len(raw)} bytes is shorter than the 5-byte Confluent header")
-            if raw[0] != 0:
-                raise ValueError(f"bad magic byte {raw[0]} (the Confluent wire format starts with 0)")
-            schema = writers.get(int.from_bytes(raw[1:5], "big", signed=True))
-            indexes, start = _indexes(raw)
-            msg = schema.message_class(schema.message(indexes)).FromString(raw[start:])
-            rows.append(_row(msg))
-        except (ValueError, DecodeError, RecursionError) as e:
-            errors[row] = str(e) or type(e).__name__
-            rows.append(None)
-            if not permissive:
-                break
-    return rows, errors
-
-
-def _rows_to_arrow(pa: Any, rows: list[Any], typ: Any, reader: Any, errors: dict[int, str]) -> Any:
-    """The rows as one Arrow array of the reader's type; a row whose writer fields do not fit it becomes null
-    with its reason added to ``errors``."""
-    try:
-        return pa.array(rows, typ)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
-        pass
-    # a writer message whose fields do not fit the reader's types: find the rows
-    array_rows = []
-    for row, r in enumerate(rows):
-        try:
-            pa.array([r], typ)
-            array_rows.append(r)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError) as e:
-            errors[row] = f"does not fit the reader message {reader.full_name}: {e}"
-            array_rows.append(None)
-    return pa.array(array_rows, typ)
-
-
 def decode_protobuf(values: Any, registry: Any, *, subject: str | None = None, message: str | None = None,
                     mode: str = "FAILFAST", offsets: Any = None, partition: int | None = None) -> Any:
-    """Decode Confluent-framed Protobuf ``values`` into a ``pyarrow.StructArray``.
+    """Decode Confluent-framed Protobuf ``values`` into a ``pyarrow.StructArray`` in one compiled pass.
 
     The reader type is ``message`` (full or short name) of ``subject``'s latest schema (else of the highest
     writer id among the values); without ``message``, the message the first value's indexes name. Each value
-    is parsed with its own writer schema and message indexes, and its fields are matched to the reader's by
-    name. Modes and errors as :func:`kafkawire.serde.decode_avro`.
+    is decoded with its own writer message (schema id and message indexes), whose fields are matched to the
+    reader's by name (a field of the same name and another type makes that writer's values errors). Types
+    and presence as :mod:`kafkawire.serde.protobuf_plan` says. Modes and errors as
+    :func:`kafkawire.serde.decode_avro`.
     """
     pa = require("pyarrow", "kafkawire.serde.decode_protobuf")
     _pb()
@@ -262,21 +161,38 @@ def decode_protobuf(values: Any, registry: Any, *, subject: str | None = None, m
     reg = as_registry(registry)
     if not isinstance(reg, SchemaRegistry):
         raise TypeError("decode_protobuf needs a SchemaRegistry (Protobuf schemas come with references)")
-    raws = values_column(values).to_pylist()
+    col = values_column(values)
+    heads = _IMPL.scan_heads(col.data, col.offsets, col.valid)
     writers = _WriterSchemas(reg)
-    reader = _reader_message(writers, raws, subject, message)
-    typ = _arrow_type(reader)
-    rows, errors = _parse_rows(raws, writers, permissive)
-    if not errors or permissive:
-        array = _rows_to_arrow(pa, rows, typ, reader, errors)
+    reader = _reader_message(writers, heads, subject, message)
+    try:
+        cols, root_col = build_columns(reader)
+    except ValueError as e:
+        raise ProtobufSchemaError(str(e)) from None
+    prog = Program()
+    roots: dict[tuple[int, bytes], Any] = {}
+    for sid, idx in heads:
+        try:
+            roots[(sid, idx)] = compile_program(prog, cols, writers.get(sid).message(_index_list(idx)), reader,
+                                                root_col)
+        except ValueError as e:
+            roots[(sid, idx)] = f"schema id {sid}: {e}"
+    msgs, slots, lookup = prog.arrays()
+    raw, errors = _IMPL.decode(msgs, slots, lookup, list(prog.blobs), [c.kind for c in cols],
+                               [c.width for c in cols], [list(c.children) for c in cols], root_col, roots,
+                               col.data, col.offsets, col.valid, permissive)
     if errors and not permissive:
-        row = min(errors)
-        raise ProtobufDecodeError(row, errors[row], offset=int(offsets[row]) if offsets is not None else None,
+        row, cause = errors[0]
+        raise ProtobufDecodeError(row, cause, offset=int(np.asarray(offsets)[row]) if offsets is not None else None,
                                   partition=partition)
+    array = build_arrays(cols, raw, root_col)
     if not permissive:
         return array
-    err = pa.array([errors.get(i) for i in range(len(rows))], pa.string())
-    return pa.StructArray.from_arrays([array.field(i) for i in range(typ.num_fields)] + [err],
+    err: list[str | None] = [None] * len(col)
+    for row, cause in errors:
+        err[row] = cause
+    typ = array.type
+    return pa.StructArray.from_arrays([array.field(i) for i in range(typ.num_fields)] + [pa.array(err, pa.string())],
                                       fields=list(typ) + [pa.field(ERROR_COLUMN, pa.string())],
                                       mask=array.is_null())
 

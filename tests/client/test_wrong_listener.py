@@ -61,6 +61,31 @@ def test_plaintext_client_on_a_tls_listener(secured: object, listener: str) -> N
     assert took < 18, took  # at once, not after the 20 s deadline (no retry can change the answer)
 
 
+def test_plaintext_client_on_a_sasl_listener(secured: object) -> None:
+    """Kafka's SASL listener answers ApiVersions (KIP-43) and hangs up on the next request: said at once, naming
+    the setting, not "closed the connection" after the whole deadline (issue 34)."""
+    bootstrap = secured.bootstrap_for("SASL_PLAINTEXT")  # type: ignore[attr-defined]
+    err, took = _metadata_error(bootstrap)
+    text = str(err)
+    assert isinstance(err, ListenerMismatchError), repr(err)
+    assert bootstrap in text and "closed the connection after ApiVersions" in text, text
+    assert "security_protocol=SASL_PLAINTEXT" in text and "security.protocol" in text, text
+    assert "SCRAM-SHA-512" in text, text  # the mechanisms the listener offers
+    assert took < 18, took
+
+
+def test_tls_client_without_sasl_on_a_sasl_ssl_listener(secured: object) -> None:
+    import ssl
+
+    bootstrap = secured.bootstrap_for("SASL_SSL")  # type: ignore[attr-defined]
+    context = ssl.create_default_context(cafile=str(secured.ca_file))  # type: ignore[attr-defined]
+    err, took = _metadata_error(bootstrap, security_protocol="SSL", ssl_context=context)
+    text = str(err)
+    assert isinstance(err, ListenerMismatchError), repr(err)
+    assert "after ApiVersions" in text and "security_protocol=SASL_SSL" in text, text
+    assert took < 18, took
+
+
 def test_plaintext_client_on_an_http_server(http_server: str) -> None:
     err, took = _metadata_error(http_server)
     text = str(err)

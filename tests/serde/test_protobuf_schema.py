@@ -8,6 +8,7 @@ REST API as Java's ``KafkaProtobufSerializer`` registers them (``.proto`` text, 
 from __future__ import annotations
 
 import base64
+import datetime
 import http.server
 import json
 import threading
@@ -172,7 +173,8 @@ def test_proto_text_registered_through_rest_decodes_as_protobuf_deserializer(reg
         m = deser(v, ctx)
         assert row["id"] == m.id and row["tags"] == list(m.tags) and dict(row["attrs"]) == dict(m.attrs)
         assert row["line"] == ({"sku": m.line.sku, "qty": m.line.qty} if m.HasField("line") else None)
-        assert row["at"] == ({"seconds": m.at.seconds, "nanos": m.at.nanos} if m.HasField("at") else None)
+        # Timestamp as Spark's from_protobuf gives it: microseconds, UTC
+        assert row["at"] == (m.at.ToDatetime(tzinfo=datetime.timezone.utc) if m.HasField("at") else None)
         assert row["card"] == (m.card if m.WhichOneof("pay") == "card" else None)
         assert row["points"] == (m.points if m.WhichOneof("pay") == "points" else None)
     # a nested message named by its indexes ([0, 1]: Order.Note; protoc puts the map entry AttrsEntry first)

@@ -275,6 +275,7 @@ class Cluster:
             raise KafkaConnectionError("client is closed")
         errors: list[str] = []
         failures: list[BaseException] = []
+        refused: list[bool] = []
         for conn in list(self.conns.values()):
             if conn.connected:
                 return conn
@@ -284,6 +285,7 @@ class Cluster:
                 return connect()
             except KafkaConnectionError as e:
                 errors.append(str(e))
+                refused.append(isinstance(e.__cause__, ConnectionRefusedError))
             except KafkaTimeoutError as e:
                 errors.append(str(e))
                 failures.append(e)
@@ -293,7 +295,12 @@ class Cluster:
             if all(getattr(e, "no_time_left", False) for e in failures):
                 raise KafkaTimeoutError.nothing_left(text)
             raise KafkaTimeoutError(text)
-        raise NoBrokersAvailableError("no broker reachable: " + "; ".join(errors))
+        servers = ",".join(f"{h}:{p}" for h, p in self.bootstrap_servers)
+        if refused and all(refused):
+            # Said plainly (issue 34): a wrong port or a broker not started, not a network fault.
+            raise NoBrokersAvailableError(f"nothing listens on the bootstrap servers {servers} ({'; '.join(errors)}):"
+                                          " is the broker running, and is bootstrap_servers right?")
+        raise NoBrokersAvailableError(f"no broker reachable (bootstrap servers {servers}): " + "; ".join(errors))
 
     def _candidates(self, deadline: Deadline) -> Iterator[Callable[[], BrokerConnection]]:
         """What :meth:`any_connection` tries, in order: the known brokers, then the bootstrap servers."""

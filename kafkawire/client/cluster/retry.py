@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ..net.deadline import Deadline
 
-__all__ = ["Final", "RetryPolicy", "is_retriable"]
+__all__ = ["DEFAULT_API_TIMEOUT_MS", "DEFAULT_DELIVERY_TIMEOUT_MS", "DEFAULT_MAX_BLOCK_MS", "Final", "RetryPolicy",
+           "is_retriable"]
 
 
 def is_retriable(error: BaseException) -> bool:
@@ -26,6 +27,14 @@ def is_retriable(error: BaseException) -> bool:
     if flag is not None:
         return bool(flag)
     return isinstance(error, (ConnectionError, TimeoutError))
+
+
+#: A call's deadline when the client sets none: the Java client's ``default.api.timeout.ms``.
+DEFAULT_API_TIMEOUT_MS = 60_000.0
+#: A write's deadline when the client sets none: the Java producer's ``delivery.timeout.ms``.
+DEFAULT_DELIVERY_TIMEOUT_MS = 120_000.0
+#: How long a write waits for its topic's metadata: the Java producer's ``max.block.ms``.
+DEFAULT_MAX_BLOCK_MS = 60_000.0
 
 
 class Final(Exception):

@@ -42,6 +42,7 @@ from ..group.registry import ASSIGNORS
 from ..net.deadline import Deadline
 from ..producer.transaction import GroupMetadata
 from .commits import Commits
+from .missing_topics import MissingTopics
 from .poll_retry import PollRetry
 from .positions import Positions
 from .prefetch import Prefetcher
@@ -239,6 +240,7 @@ class Consumer:
         self._cursor: RecordCursor | None = None  # the per-record loop's buffer (records())
         self._woken = threading.Event()  # wakeup() from another thread
         self._retry = PollRetry(client, "poll", log, self._counters)
+        self._missing = MissingTopics(client, log, self._counters)  # topics that do not exist: said (issue 34)
 
     def _join_machinery(self, group_id: str | None) -> None:
         """The group member (none without a group id), its heartbeat thread (KIP-62), the commits and the
@@ -505,6 +507,7 @@ class Consumer:
             if ended is not None:
                 return ended
         self._commits.maybe_commit(self._state.positions, deadline, self._member if subscribed else None)
+        self._missing.check(self._state.topics or (), self._state.assignment, self._state.positions, deadline)
         fetchable = self._positions.ready(deadline)
         if not fetchable:
             return {}
@@ -537,10 +540,12 @@ class Consumer:
         ``generation`` (the member epoch on the consumer protocol), and ``partitions``:
         ``{(topic, partition): {"position", "high_watermark", "lag"}}`` where ``lag`` is the high
         watermark of the last fetch minus the position (None until both are known). ``client`` holds
-        the client's own traffic counters.
+        the client's own traffic counters. ``missing_topics`` (``{topic: None, or the partitions missing}``)
+        and ``missing_topic_warnings``: subscribed or assigned topics that do not exist (:mod:`.missing_topics`).
         """
         return {
             **self._counters,
+            **self._missing.metrics(),
             "generation": self.generation,
             "partitions": self._state.partition_metrics(),
             "client": self.client.metrics(),

@@ -11,13 +11,20 @@ bookkeeping, partition errors and replica moves, the next Fetch sent ahead, the 
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ...columns import RecordColumns
 from ...protocol import FetchRequest, FetchResponse
-from ...protocol.errors import BrokerError, LeaderNotAvailableError, ReplicaNotAvailableError, broker_error
+from ...protocol.errors import (
+    BrokerError,
+    LeaderNotAvailableError,
+    ReplicaNotAvailableError,
+    UnknownTopicOrPartitionError,
+    broker_error,
+)
 from ..cluster import quirks
 from ..cluster.cluster import ZERO_UUID, Cluster
 from ..cluster.retry import is_retriable
@@ -34,6 +41,10 @@ TP = tuple[str, int]
 _Answer = tuple[TP, FetchResponse.PartitionData, BrokerError | None]
 
 log = logging.getLogger("kafkawire.client.fetch")
+
+#: How long a fetch retries a topic the metadata says does not exist before raising: a topic just created
+#: reaches every broker's metadata within a few hundred ms (KRaft); a misspelt one never does.
+MISSING_TOPIC_GRACE_S = 2.0
 
 #: Room for a Fetch answer's own fields (topics, partition headers, aborted transactions) past max_bytes.
 _FRAMING_BYTES = 1 << 16
@@ -121,6 +132,8 @@ class _FetchCall:
         # The current round's state (reset by attempt()).
         self.errors: dict[TP, BaseException] = {}  # retriable errors of partitions left for the next round
         self.leaders: dict[TP, int] = {}
+        # When the metadata first said a partition's topic (or the partition) does not exist.
+        self.missing_since: dict[TP, float] = {}
 
     # ---------------------------------------------------------------------------------------- round
     def attempt(self, d: Deadline) -> None:
@@ -157,6 +170,9 @@ class _FetchCall:
         for tp in self.remaining:
             try:
                 leaders[tp] = cluster.leader(*tp, d)
+            except UnknownTopicOrPartitionError as e:
+                self.errors[tp] = self._missing(tp, e)
+                continue
             except Exception as e:
                 if not is_retriable(e):
                     raise
@@ -164,6 +180,20 @@ class _FetchCall:
                 continue
             by_node[replicas.node_for(tp, leaders[tp], cluster.brokers)].append(tp)
         return by_node
+
+    def _missing(self, tp: TP, error: UnknownTopicOrPartitionError) -> UnknownTopicOrPartitionError:
+        """The metadata says ``tp`` does not exist. A topic just created may not have reached every broker's
+        metadata yet (Java's consumer retries within its timeout), so the error stays retriable for
+        :data:`MISSING_TOPIC_GRACE_S`, then is raised naming the topic (issue 34: ``Client.fetch`` waited out
+        its whole deadline, 30.5 s). A consumer (``raise_errors=False``) keeps retrying: its poll says so."""
+        since = self.missing_since.setdefault(tp, time.monotonic())
+        if not self.limits.raise_errors or time.monotonic() - since < MISSING_TOPIC_GRACE_S:
+            return error
+        what = f"partition {tp[1]} of topic {tp[0]!r}" if "no partition" in str(error) else f"topic {tp[0]!r}"
+        final = UnknownTopicOrPartitionError(f"{what} does not exist (the cluster's metadata said so for "
+                                             f"{MISSING_TOPIC_GRACE_S:g} s): create it, or check the name")
+        final.retriable = False  # type: ignore[misc]
+        raise final
 
     def _failed(self, node: int, tps: list[TP], e: BaseException) -> None:
         """``node`` could not be asked for ``tps`` (retriable ``e``): retry them next round, a preferred

@@ -41,7 +41,7 @@ from ..errors import (
     ResponseTooLargeError,
 )
 from .deadline import Deadline
-from .handshake import authenticate, negotiate_versions, open_socket
+from .handshake import authenticate, hung_up_after_handshake, negotiate_versions, open_socket
 from .sasl import SaslConfig
 
 __all__ = ["BrokerConnection", "PendingResponse", "DEFAULT_MAX_RESPONSE_BYTES"]
@@ -78,9 +78,11 @@ def recv_exact(sock: socket.socket, n: int, deadline: float, peer: str, *, at_on
         with memoryview(buf) as view:
             k = sock.recv_into(view[got : min(len(buf), got + _RECV_CHUNK)])
         if k == 0:
-            raise KafkaConnectionError(
+            closed = KafkaConnectionError(
                 f"{peer} closed the connection ({'mid-response' if got else 'awaiting a response'})"
             )
+            closed.awaiting = not got  # type: ignore[attr-defined]
+            raise closed
         got += k
     return buf
 
@@ -198,6 +200,9 @@ class BrokerConnection:
         # brokers that answer them anyway (quirks.UNREQUESTED_ANSWERS_KEPT).
         self._no_reply: collections.deque[int] = collections.deque(maxlen=UNREQUESTED_ANSWERS_KEPT)
         self._closed_error: BaseException | None = None
+        # Answers read since the handshake (ApiVersions, SASL) ended: none when the broker hangs up on the
+        # first request after it, as a SASL listener does with a client that skipped authentication.
+        self._answers_since_handshake = -1
 
     # ------------------------------------------------------------------------------------ lifecycle
     @property
@@ -238,11 +243,13 @@ class BrokerConnection:
             self._expect_bytes.clear()
             self._abandoned.clear()
             self._no_reply.clear()
+            self._answers_since_handshake = -1
             try:
                 if negotiate:
                     self.versions = negotiate_versions(self, limit)
                 if self.sasl is not None:
                     authenticate(self, self.sasl, limit)
+                self._answers_since_handshake = 0
             except BaseException as e:
                 log.debug("handshake with %s:%s failed: %s", self.host, self.port, e)
                 self.close()
@@ -423,7 +430,11 @@ class BrokerConnection:
             self.close(err)
             raise err from e
         except (ProtocolError, KafkaConnectionError) as e:
-            self.close(e)
+            listener = None if self.sasl is not None or self._answers_since_handshake != 0 else \
+                hung_up_after_handshake(self, e, deadline)
+            self.close(listener or e)
+            if listener is not None:
+                raise listener from e
             raise
         except (OSError, ssl.SSLError) as e:
             failure = KafkaConnectionError(f"connection to {self.host}:{self.port} failed: {e}")
@@ -440,6 +451,8 @@ class BrokerConnection:
             raise mismatch
         self._inflight.popleft()
         self._ready[expected] = body
+        if self._answers_since_handshake >= 0:
+            self._answers_since_handshake += 1
         if self._abandoned:  # answers whose caller stopped waiting (receive's docstring): not kept
             for cid in list(self._abandoned):
                 if self._ready.pop(cid, None) is not None or cid not in self._inflight:

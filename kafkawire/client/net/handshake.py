@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ProtocolError
@@ -19,7 +21,7 @@ from .sasl import SaslConfig, mechanism_for
 if TYPE_CHECKING:
     from .connection import BrokerConnection
 
-__all__ = ["authenticate", "negotiate_versions", "open_socket"]
+__all__ = ["authenticate", "hung_up_after_handshake", "negotiate_versions", "open_socket"]
 
 log = logging.getLogger("kafkawire.client.connection")
 
@@ -113,3 +115,66 @@ def authenticate(conn: BrokerConnection, config: SaslConfig, deadline: Deadline)
         token = mech.step(bytes(resp.auth_bytes or b""))
     if not mech.complete:
         raise AuthenticationFailedError(f"SASL {mech.name} exchange ended early")
+
+
+def hung_up_after_handshake(conn: BrokerConnection, error: BaseException, at: float) -> ListenerMismatchError | None:
+    """For a connection without SASL whose broker hung up on the first request after ApiVersions: the error
+    naming the setting to change, when the listener is a SASL one. Kafka's SASL listeners answer ApiVersions
+    before authentication (KIP-43, KIP-35) and close the connection on any other request, which no retry can
+    change (issue 34). A hang-up there can also be a fault (a connection cut before the answer), so a new
+    connection asks Metadata again: a SASL listener hangs up again (and a third asks SaslHandshake for the
+    mechanisms, to name them). None when ``error`` is not a close while awaiting an answer, or the second
+    look was answered; ``at`` (``time.monotonic()``) bounds the looks."""
+    if not getattr(error, "awaiting", False) or getattr(_probing, "active", False):
+        return None
+    # Once more on a new connection: a SASL listener hangs up on a Metadata request every time.
+    if not getattr(_probe(conn, at, _metadata_request()), "awaiting", False):
+        return None
+    answer = _probe(conn, at, _handshake_request())
+    # NONE or UNSUPPORTED_SASL_MECHANISM: the mechanisms of a SASL listener (ILLEGAL_SASL_STATE: none).
+    mechanisms = list(answer.mechanisms or []) if getattr(answer, "error_code", None) in (0, 33) else []
+    protocol = "SASL_SSL" if conn.ssl_context is not None else "SASL_PLAINTEXT"
+    offers = f" (it offers SASL {', '.join(mechanisms)})" if mechanisms else ""
+    return ListenerMismatchError(
+        f"{conn.host}:{conn.port}: the broker closed the connection after ApiVersions: is the listener "
+        f"{protocol}{offers}? Set security_protocol={protocol} (security.protocol) with sasl_mechanism and the "
+        "credentials (sasl.mechanism, sasl.jaas.config)"
+    )
+
+
+_probing = threading.local()  # set while a probe runs: its own hang-up is not probed again
+
+
+def _metadata_request() -> Any:
+    from ...protocol import MetadataRequest
+
+    return MetadataRequest(topics=[], allow_auto_topic_creation=False)
+
+
+def _handshake_request() -> Any:
+    from ...protocol import SaslHandshakeRequest
+
+    return SaslHandshakeRequest(mechanism="PLAIN")
+
+
+def _probe(conn: BrokerConnection, at: float, request: Any) -> Any:
+    """``request`` on a new connection like ``conn`` (no SASL), within ``at``: the answer, or the error."""
+    from .connection import BrokerConnection
+
+    remaining = min(at - time.monotonic(), conn.connect_timeout_ms / 1000)
+    if remaining <= 0.01:
+        return KafkaTimeoutError.nothing_left(f"no time left to ask {conn.host}:{conn.port} again")
+    limit = Deadline(remaining)
+    probe = BrokerConnection(conn.host, conn.port, client_id=conn.client_id, connect_timeout_ms=remaining * 1000,
+                             request_timeout_ms=remaining * 1000, ssl_context=conn.ssl_context,
+                             server_hostname=conn.server_hostname, max_versions=conn.max_versions)
+    _probing.active = True
+    try:
+        probe.connect(deadline=limit)
+        return probe.request(request, probe.version_for(type(request)), deadline=limit)
+    except Exception as e:
+        log.debug("second look at %s:%s: %s", conn.host, conn.port, e)
+        return e
+    finally:
+        _probing.active = False
+        probe.close()

@@ -483,6 +483,19 @@ def _send(call: _Call, leader: int, heads: list[_Chunk], broker_timeout: int, d:
     return conn.send(req, version, expect_response=call.acks != 0, deadline=d)
 
 
+def metadata_timeout(topic: str, error: KafkaTimeoutError, deadline: Deadline, block_ms: float) -> KafkaTimeoutError:
+    """``error`` of a write whose topic's metadata never came; when ``max_block_ms`` (not the call's deadline)
+    cut the wait, said as Java's producer does ("Topic ... not present in metadata after ... ms"), naming the
+    setting and the last answer (issue 34: it took the whole 120 s delivery timeout)."""
+    if deadline.expired():
+        return error
+    last = getattr(error, "last_error", None)
+    out = KafkaTimeoutError(f"topic {topic!r} not present in metadata after {block_ms:g} ms (max_block_ms, "
+                            f"Java's max.block.ms){f'; last error: {last}' if last is not None else ''}")
+    out.last_error = last
+    return out
+
+
 def not_sent(
     topic: str,
     result: ProduceResult,

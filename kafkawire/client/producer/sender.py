@@ -183,8 +183,9 @@ class Sender:
     def write_background(self, topics: list[str]) -> None:
         """The background thread's write of lingered buffers; failures are kept for the next flush()."""
         with self.write_lock:
-            with self.lock:
-                urgent, self.urgent = self.urgent, set()
+            with self.lock:  # only the requests this call serves (one made since due() waits for the next)
+                urgent = self.urgent.intersection(topics)
+                self.urgent -= urgent
             for topic in topics:
                 _, failure = self.write(topic, only_if_idle=topic not in urgent, background=True)
                 if failure is not None:
