@@ -80,7 +80,8 @@ if not PURE:
                 ["kafkawire/serde/_protobuf.pyx"],
                 include_dirs=[np.get_include()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                extra_compile_args=extra_compile_args,
+                # strict aliasing on, as for _avro (it type-puns only through memcpy)
+                extra_compile_args=[a for a in extra_compile_args if a != "-fno-strict-aliasing"],
                 extra_link_args=extra_compile_args if os.environ.get("KAFKAWIRE_SANITIZE") else [],
             ),
         ],

@@ -22,6 +22,12 @@ cp -r kafkawire/_csrc "$SRC/kafkawire/"
 mkdir -p "$SRC/kafkawire/serde"
 cp kafkawire/serde/_avro.pyx kafkawire/serde/_protobuf.pyx "$SRC/kafkawire/serde/"
 : >"$SRC/kafkawire/serde/__init__.py"
+# setup.py lists every extension: their sources must be there too, fuzzed or not
+cp kafkawire/_recview.pyx "$SRC/kafkawire/"
+mkdir -p "$SRC/kafkawire/client/producer"
+cp kafkawire/client/producer/_accumulator.pyx "$SRC/kafkawire/client/producer/"
+: >"$SRC/kafkawire/client/__init__.py"
+: >"$SRC/kafkawire/client/producer/__init__.py"
 
 if command -v clang >/dev/null; then
   export CC=clang LDSHARED="clang -shared" CFLAGS="-fsanitize=fuzzer-no-link"
@@ -36,4 +42,4 @@ fi
 export CFLAGS="${CFLAGS:-} -DCYTHON_VECTORCALL_TPNEW=0"
 (cd "$SRC" && KAFKAWIRE_SANITIZE=1 "$PY" "$ROOT/setup.py" -q build_ext \
   --build-lib "$OUT" --build-temp "$ROOT/build/fuzz-asan-tmp" --force)
-ls "$OUT"/kafkawire/_codec*.so "$OUT"/kafkawire/serde/_avro*.so
+ls "$OUT"/kafkawire/_codec*.so "$OUT"/kafkawire/serde/_avro*.so "$OUT"/kafkawire/serde/_protobuf*.so

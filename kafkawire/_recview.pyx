@@ -184,6 +184,9 @@ cdef class RecordView:
     :class:`~kafkawire.Record`: it unpacks, indexes and compares equal to that tuple (and to the
     ``Record`` ``columns[i]`` returns); :meth:`to_record` makes the namedtuple. Two views are equal when
     their tuples, topics and partitions are.
+
+    A view keeps its whole columns alive (one fetch's buffers): to keep records beyond the loop, keep
+    their fields or :meth:`to_record`, not the views. Views do not pickle for the same reason.
     """
     cdef _Reader r
     cdef Py_ssize_t i

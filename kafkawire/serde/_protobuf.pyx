@@ -148,6 +148,7 @@ cdef struct St:
     const uint8_t* buf
     Rec* recs
     int64_t rtop
+    int64_t merges
     int err
     char msg[MSG]
 
@@ -399,7 +400,7 @@ cdef int instant(St* s, int64_t a, int64_t b, int64_t* out) noexcept nogil:
     return 0
 
 
-cdef int put(St* s, const int64_t* sl, int64_t c, uint64_t v, int64_t a, int64_t b, int depth) noexcept nogil:
+cdef inline int put(St* s, const int64_t* sl, int64_t c, uint64_t v, int64_t a, int64_t b, int depth) noexcept nogil:
     """Slot ``sl``'s value into column ``c``: ``v`` (varint or fixed bits) or the payload ``a``..``b``."""
     cdef int64_t op = sl[1]
     cdef int32_t i32
@@ -504,6 +505,8 @@ cdef int scan(St* s, const int64_t* md, Rec* rec, int64_t start, int64_t end, in
         r = &rec[k]
         if r.n and (op == O_MSG or op == O_TIMESTAMP or op == O_DURATION):
             # a message field again: merge, by decoding the concatenation of its payloads (the spec)
+            if r.merged.cap == 0:
+                s.merges += 1
             if r.a != -1 and r.b > r.a:  # the first payload, the first time round
                 if reserve(s, &r.merged, r.b - r.a) < 0:
                     return -1
@@ -531,6 +534,7 @@ cdef int scan(St* s, const int64_t* md, Rec* rec, int64_t start, int64_t end, in
 
 cdef int emit(St* s, const int64_t* md, Rec* rec, int64_t end, int depth) noexcept nogil:
     cdef int64_t k, c, op, flags
+    cdef int32_t i32
     cdef const int64_t* sl
     cdef Rec* r
     cdef const uint8_t* saved
@@ -543,6 +547,16 @@ cdef int emit(St* s, const int64_t* md, Rec* rec, int64_t end, int depth) noexce
         r = &rec[k]
         if flags & F_REPEATED:
             rc = close_list(s, c)
+        elif r.n and (op == O_INT64 or op == O_UINT64 or op == O_FIXED64):
+            rc = push_fixed(s, c, &r.v, 8)
+        elif r.n and (op == O_INT32 or op == O_ENUM):
+            i32 = <int32_t>(<uint32_t>r.v)
+            rc = push_fixed(s, c, &i32, 4)
+        elif r.n and op == O_STRING and r.a >= 0:
+            if not kwpb_utf8_valid(s.buf + r.a, r.b - r.a):
+                snprintf(s.msg, MSG, "invalid UTF-8 in a string at byte %lld", <long long>r.a)
+                return fail(s)
+            rc = push_var(s, c, s.buf + r.a, r.b - r.a)
         elif r.n:
             if r.a == -1:
                 saved = s.buf
@@ -583,18 +597,22 @@ cdef int message(St* s, int64_t m, int64_t start, int64_t end, int depth) noexce
     if depth >= MAX_DEPTH:
         snprintf(s.msg, MSG, "message nested deeper than %d levels at byte %lld", MAX_DEPTH, <long long>start)
         return fail(s)
+    cdef int64_t merges = s.merges
     rec = s.recs + s.rtop
     s.rtop += n
+    # merged buffers stay NULL between messages (freed below): only the counts need clearing
     for k in range(n):
         rec[k].n = 0
-        rec[k].merged.p = NULL
-        rec[k].merged.n = 0
-        rec[k].merged.cap = 0
     rc = scan(s, md, rec, start, end, depth)
     if rc == 0:
         rc = emit(s, md, rec, end, depth)
-    for k in range(n):
-        free(rec[k].merged.p)
+    if s.merges != merges:  # a message field came twice here (rare): free the concatenations
+        for k in range(n):
+            free(rec[k].merged.p)
+            rec[k].merged.p = NULL
+            rec[k].merged.n = 0
+            rec[k].merged.cap = 0
+        s.merges = merges
     s.rtop -= n
     return rc
 

@@ -9,7 +9,8 @@ nslots, lookup_off, lookup_n``), each with one *slot* per reader field (``number
 -1 when the writer lacks the field), ``op, col, flags, child, oneof, default, blob``) and a lookup from field
 number to slot. Decoding a message scans its fields, keeping the last occurrence of each singular one (the
 spec's last-one-wins; message fields merge, as concatenation does) and appending repeated ones as they come
-(packed or not), then writes every slot: the value, else null when the field has presence (messages, proto3
+(packed or not; a map key that comes twice keeps both entries, where the runtime keeps the last), then writes
+every slot: the value, else null when the field has presence (messages, proto3
 ``optional``, oneof members, proto2), else the field's default.
 
 Types as Spark's ``from_protobuf`` gives them: enums as their symbol (a number the enum does not name, as its

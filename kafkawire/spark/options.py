@@ -94,7 +94,7 @@ class SourceOptions:
     max_trigger_delay_ms: int = 15 * 60 * 1000
     poll_timeout_ms: int = 120_000
     #: ``kafka.*`` options with the prefix removed (``bootstrap.servers`` is always present).
-    kafka_params: dict[str, str] = field(default_factory=dict)
+    kafka_params: dict[str, str] = field(default_factory=dict, repr=False)  # secrets inside (issue 34)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -118,7 +118,7 @@ class SinkOptions:
     #: None (unset): write the ``headers`` column when the DataFrame has one, as Spark's sink does;
     #: False: never write headers; True: write them (same as unset, stated explicitly).
     include_headers: bool | None = None
-    kafka_params: dict[str, str] = field(default_factory=dict)
+    kafka_params: dict[str, str] = field(default_factory=dict, repr=False)  # secrets inside (issue 34)
 
     @property
     def bootstrap_servers(self) -> str:

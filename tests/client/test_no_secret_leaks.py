@@ -153,6 +153,21 @@ def test_parsed_jaas_and_sasl_config_reprs(caplog: pytest.LogCaptureFixture) -> 
     assert_clean(module, oauth, sasl, caplog=caplog)
 
 
+def test_spark_options_reprs(caplog: pytest.LogCaptureFixture) -> None:
+    """Spark's parsed options carry the kafka.* parameters (a Task-not-serializable error or a log line
+    prints them): shown without the JAAS string."""
+    from kafkawire.spark.options import parse_sink_options, parse_source_options
+
+    kafka = {"kafka.bootstrap.servers": "127.0.0.1:9", "kafka.security.protocol": "SASL_SSL",
+             "kafka.sasl.mechanism": "PLAIN",
+             "kafka.sasl.jaas.config": f'{PLAIN} required username="alice" password="{MARKER}";',
+             "kafka.ssl.truststore.password": MARKER}
+    source = parse_source_options({**kafka, "subscribe": "t"}, streaming=False)
+    sink = parse_sink_options({**kafka, "topic": "t"})
+    assert MARKER in source.kafka_params["sasl.jaas.config"]  # kept for the client, only not shown
+    assert_clean(source, sink, caplog=caplog)
+
+
 def test_oauth_and_registry_config_errors(caplog: pytest.LogCaptureFixture) -> None:
     errors = [
         _raised(lambda: ClientCredentialsTokenProvider(f"ftp://id:{MARKER}@idp.example/token", "id", MARKER)),

@@ -66,6 +66,11 @@ def test_keyless_records_stick_to_one_partition_per_batch_and_batches_move(kafka
     with Client(kafka.bootstrap) as c:
         c.create_topics({topic: 6})
     with Producer(kafka.bootstrap, linger_ms=1e9, batch_records=100) as prod:
+        # One record to each partition first: the metadata the partitioner reads then has every leader (the
+        # sticky partition rotates over the partitions with a leader).
+        for p in range(6):
+            prod.send(topic, b"first", partition=p)
+        prod.flush()
         futures = [prod.send(topic, b"%d" % i) for i in range(1000)]
         prod.flush()
     parts = [f.result(0).partition for f in futures]
