@@ -50,7 +50,16 @@ def test_short_polls_through_a_paused_broker_deliver_every_record_once():
         overruns: list[str] = []
         raised = polls = 0
         pause = threading.Thread(target=lambda: (broker.pause(), time.sleep(PAUSE_S), broker.resume()))
-        with ShareConsumer(broker.bootstrap, group_id=group, max_poll_records=50) as member:
+        # Acknowledgements the broker refused, as the consumer reports them (its callback): a record of such a
+        # partition may come again, said so; any other second delivery is a fault of the client.
+        refused: set[int] = set()
+
+        def on_acks(results: dict) -> None:
+            refused.update(tp[1] for tp, err in results.items() if err is not None)
+
+        with ShareConsumer(
+            broker.bootstrap, group_id=group, max_poll_records=50, acknowledgement_commit_callback=on_acks
+        ) as member:
             member.subscribe([topic])
             until = time.monotonic() + 120
             while set(counts) != sent and time.monotonic() < until:
@@ -76,10 +85,15 @@ def test_short_polls_through_a_paused_broker_deliver_every_record_once():
             if not within(time.monotonic() - start, 10_000):
                 overruns.append(f"commit(10000) took {time.monotonic() - start:.3f} s")
             unanswered = member.metrics()["polls_unanswered"]
+            ack_failures = member.metrics()["acknowledgement_failures"]
         ledger = {
             "sent": len(sent),
             "delivered": len(set(counts) & sent),
             "delivered_again": sum(n - 1 for n in counts.values() if n > 1),
+            "again_unannounced": sum(n - 1 for (p, _), n in counts.items() if n > 1 and p not in refused),
+            "most_deliveries": max(counts.values(), default=0),
+            "refused_partitions": sorted(refused),
+            "ack_failures": ack_failures,
             "count_above_1": sum(1 for d in delivery.values() if d > 1),
             "lost": len(sent - set(counts)),
             "polls": polls,
@@ -89,7 +103,14 @@ def test_short_polls_through_a_paused_broker_deliver_every_record_once():
         print("hung share broker ledger:", ledger)
         assert pause.ident is not None, "the pause never started"
         assert ledger["lost"] == 0 and ledger["delivered"] == len(sent), ledger
-        assert ledger["delivered_again"] == 0 and ledger["count_above_1"] == 0, ledger
+        # No cut fetch left a record locked: the broker never counted a second delivery of any record.
+        assert ledger["count_above_1"] == 0, ledger
+        # Nothing delivered twice without saying so. Seen once in a full suite run on Kafka 4.4: after SIGCONT
+        # the broker refused the acknowledgement of one partition (UNKNOWN_TOPIC_OR_PARTITION, "does not host
+        # this topic-partition") and delivered its 400 records again with delivery count 1 (its share state
+        # for the partition re-read); the consumer reported that refusal through the callback and metrics.
+        assert ledger["again_unannounced"] == 0 and ledger["most_deliveries"] <= 2, ledger
+        assert ledger["delivered_again"] == 0 or ack_failures >= 1, ledger
         assert all(err is None for err in results.values()), results
         assert raised == 0 and not overruns, (raised, overruns)
         assert unanswered >= 1, ledger  # the polls felt the pause (and counted it)
